@@ -1,0 +1,170 @@
+"""Input validation shared by every public entry point (numpy only).
+
+Every check raises :class:`ValueError` (or :class:`TypeError` for the wrong kind of object)
+naming the argument and the offending value or count. Nothing is silently dropped or clipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "as_1d_array",
+    "binarize_labels",
+    "check_prevalence",
+    "check_scores",
+    "check_weights",
+]
+
+
+def as_1d_array(values: Any, name: str) -> np.ndarray:
+    """Return ``values`` (list, tuple, numpy array, pandas Series, ...) as a 1-d numpy array."""
+    if values is None:
+        raise ValueError(f"{name} is required, got None")
+    if hasattr(values, "to_numpy"):  # pandas Series / Index, polars Series
+        values = values.to_numpy()
+    arr = np.asarray(values)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.reshape(-1)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got an array of shape {arr.shape}")
+    return arr
+
+
+def check_scores(y_score: Any, name: str = "y_score") -> np.ndarray:
+    """Validate scores: numeric, finite; returned as float64 (exact for float32/float64 input)."""
+    s = as_1d_array(y_score, name)
+    if s.dtype == bool:
+        s = s.astype(np.float64)
+    if not np.issubdtype(s.dtype, np.number) or np.issubdtype(s.dtype, np.complexfloating):
+        raise ValueError(f"{name} must be numeric, got dtype {s.dtype}")
+    s = s.astype(np.float64, copy=False)
+    finite = np.isfinite(s)
+    if not finite.all():
+        bad = s[~finite]
+        n_nan = int(np.isnan(bad).sum())
+        n_inf = int(bad.size - n_nan)
+        raise ValueError(
+            f"{name} must be finite: found {n_nan} NaN and {n_inf} infinite value(s) "
+            f"among {s.size} (first at index {int(np.flatnonzero(~finite)[0])})"
+        )
+    return s
+
+
+def _distinct_labels(y: np.ndarray) -> np.ndarray:
+    """Sorted distinct labels; O(n) without a sort for numeric labels with at most two values."""
+    if y.dtype.kind in "biuf" and y.size:
+        lo, hi = y.min(), y.max()
+        if lo == hi or np.all((y == lo) | (y == hi)):
+            return np.unique(np.array([lo, hi], dtype=y.dtype))
+    return np.unique(y)
+
+
+def _default_pos_label(classes: np.ndarray) -> Any:
+    """The positive label when the user gave none, following scikit-learn's convention."""
+    as_list = classes.tolist()
+    for candidates in ({0, 1}, {-1, 1}, {False, True}):
+        if all(c in candidates for c in as_list) and not any(isinstance(c, str) for c in as_list):
+            return True if classes.dtype == bool else 1
+    raise ValueError(
+        f"y_true has labels {as_list!r}: pass pos_label to say which one is the positive class "
+        "(it can be omitted only for labels in {0, 1}, {-1, 1} or {False, True})"
+    )
+
+
+def binarize_labels(
+    y_true: Any,
+    pos_label: Any = None,
+    *,
+    name: str = "y_true",
+    require_both: bool = True,
+) -> np.ndarray:
+    """Map labels to a boolean array (True = positive).
+
+    Args:
+        y_true: bool, integer, float or string labels with at most two distinct values.
+        pos_label: the label of the positive class; required when ambiguous.
+        name: argument name used in error messages.
+        require_both: raise when only one class is present.
+
+    Returns:
+        Boolean array, True where the label is the positive class.
+    """
+    y = as_1d_array(y_true, name)
+    if y.size == 0:
+        raise ValueError(f"{name} is empty: at least one positive and one negative are needed")
+    if y.dtype == bool and pos_label in (None, True, 1):
+        is_pos = y
+        classes = np.unique(y)
+    else:
+        if y.dtype.kind == "f" and np.isnan(y).any():
+            raise ValueError(f"{name} contains {int(np.isnan(y).sum())} NaN label(s)")
+        if y.dtype == object and any(v is None for v in y):
+            raise ValueError(f"{name} contains None labels")
+        classes = _distinct_labels(y)
+        if classes.size > 2:
+            shown = classes[:5].tolist()
+            raise ValueError(
+                f"{name} must be binary: found {classes.size} distinct labels, e.g. {shown!r}"
+            )
+        if pos_label is None:
+            pos_label = _default_pos_label(classes)
+        elif not np.any(classes == pos_label) and classes.size == 2:
+            raise ValueError(
+                f"pos_label={pos_label!r} is not one of the labels in {name}: {classes.tolist()!r}"
+            )
+        is_pos = y == pos_label
+        if not isinstance(is_pos, np.ndarray):  # comparison of incompatible dtypes
+            is_pos = np.zeros(y.shape, dtype=bool)
+    if require_both:
+        n_pos = int(np.count_nonzero(is_pos))
+        if n_pos == 0 or n_pos == y.size:
+            which = "negative" if n_pos == y.size else "positive"
+            raise ValueError(
+                f"{name} holds only one class ({y.size} labels, no {which} example): "
+                "ROC counts need both positives and negatives"
+            )
+    return np.asarray(is_pos, dtype=bool)
+
+
+def check_weights(sample_weight: Any, n: int, name: str = "sample_weight") -> np.ndarray | None:
+    """Validate sample weights: same length as the data, finite and non-negative."""
+    if sample_weight is None:
+        return None
+    w = as_1d_array(sample_weight, name)
+    if not np.issubdtype(w.dtype, np.number) or w.dtype == bool:
+        raise ValueError(f"{name} must be numeric, got dtype {w.dtype}")
+    w = w.astype(np.float64, copy=False)
+    if w.size != n:
+        raise ValueError(f"{name} has {w.size} entries but y_true has {n}")
+    bad = ~np.isfinite(w)
+    if bad.any():
+        raise ValueError(f"{name} must be finite: {int(bad.sum())} NaN or infinite weight(s)")
+    neg = w < 0
+    if neg.any():
+        raise ValueError(
+            f"{name} must be non-negative: {int(neg.sum())} negative weight(s), "
+            f"smallest {float(w.min())!r}"
+        )
+    return w
+
+
+def check_prevalence(prevalence: Any, name: str = "prevalence") -> np.ndarray:
+    """Validate one prevalence or an array of them: every value strictly inside (0, 1)."""
+    eta = np.asarray(prevalence, dtype=np.float64)
+    bad = ~((eta > 0) & (eta < 1))  # also catches NaN
+    if bad.any():
+        first = eta.reshape(-1)[np.flatnonzero(bad.reshape(-1))[0]]
+        raise ValueError(f"{name} must lie strictly between 0 and 1, got {float(first)!r}")
+    return eta
+
+
+def check_same_length(arrays: Sequence[np.ndarray], names: Sequence[str]) -> None:
+    """Raise when arrays that describe the same samples differ in length."""
+    sizes = [a.shape[0] for a in arrays]
+    if len(set(sizes)) > 1:
+        desc = ", ".join(f"{n} has {s}" for n, s in zip(names, sizes, strict=True))
+        raise ValueError(f"length mismatch: {desc}")

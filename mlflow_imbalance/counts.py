@@ -1,0 +1,625 @@
+"""Exact ROC counts of one evaluation: build, compress, reduce, merge, accumulate (numpy only).
+
+A :class:`RocCounts` holds, for every distinct score threshold in *descending* order, the
+cumulative number (or weight) of positives ``tp`` and negatives ``fp`` whose score is at or above
+it, plus the class totals ``n_pos`` and ``n_neg``. Tied scores form one threshold: the "tie
+batch" of Maxion & Roberts (2004, §2.2) -- the threshold is lowered once for the group and both
+class counts grow by the group's members. The implicit first point of every curve is the origin
+(threshold +inf, nothing predicted positive); it is not stored.
+
+These counts do not depend on the class prevalence of the test set, and every prevalence-aware
+metric in :mod:`mlflow_imbalance.metrics` is an exact function of them (Brabec et al. 2020, §2,
+eq. 8).
+
+Lossless compression (the default) keeps every threshold at which at least one positive scores
+and, of each run of consecutive thresholds that hold only negatives, the last one (the corner of
+the ROC staircase). Points dropped that way lie on a horizontal ROC segment between two kept
+points, so no metric of this package changes; runs of positive thresholds are *not* merged,
+because average precision sums precision over each of them. The result has at most
+``2 * (number of positive thresholds) + 1`` points.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from mlflow_imbalance._validation import (
+    as_1d_array,
+    binarize_labels,
+    check_same_length,
+    check_scores,
+    check_weights,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["CountsAccumulator", "RocCounts", "merge_counts"]
+
+
+def _first_of_runs(sorted_values: np.ndarray) -> np.ndarray:
+    """Indices where a new value starts in an ascending array (the first of each tie run)."""
+    if sorted_values.size == 0:
+        return np.zeros(0, dtype=np.intp)
+    flag = np.empty(sorted_values.size, dtype=bool)
+    flag[0] = True
+    np.not_equal(sorted_values[1:], sorted_values[:-1], out=flag[1:])
+    return np.flatnonzero(flag)
+
+
+def _keep_mask(tp: np.ndarray) -> np.ndarray:
+    """Points kept by lossless compression, for cumulative ``tp`` in descending-threshold order.
+
+    A point is kept when positives score at it, when it is the last point, or when it is the
+    last of a run of negatives-only thresholds (the next point has positives).
+    """
+    k = tp.size
+    has_pos = np.empty(k, dtype=bool)
+    if k:
+        has_pos[0] = tp[0] > 0
+        np.greater(tp[1:], tp[:-1], out=has_pos[1:])
+    keep = has_pos.copy()
+    if k:
+        keep[:-1] |= has_pos[1:]
+        keep[-1] = True
+    return keep
+
+
+def _compressed_from_sorted(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Compressed counts from the ascending-sorted scores of each class (unweighted).
+
+    Every positive threshold ``u`` gets ``tp = #pos >= u`` and ``fp = #neg >= u``; the gap of
+    negatives between two consecutive positive thresholds is represented by its lowest negative
+    score (the corner), found with binary searches, so the cost beyond the two sorts is
+    O(P log N).
+    """
+    p, n = pos.size, neg.size
+    first = _first_of_runs(pos)
+    up = pos[first]  # distinct positive scores, ascending
+    m = up.size
+    tp_pos = p - first
+    left = np.searchsorted(neg, up, side="left")
+    right = np.searchsorted(neg, up, side="right")
+    fp_pos = n - left
+    # Gap g (g = 0..m) holds the negatives strictly between up[g-1] and up[g]
+    # (up[-1] = -inf, up[m] = +inf).
+    lo = np.concatenate(([0], right))
+    hi = np.concatenate((left, [n]))
+    pos_le = np.concatenate(([0], np.append(first[1:], p)))  # #pos <= up[g-1]
+    tp_gap = p - pos_le
+    nonempty = lo < hi
+    # Interleave in ascending order: gap 0, up[0], gap 1, up[1], ..., up[m-1], gap m.
+    size = 2 * m + 1
+    thr = np.empty(size, dtype=np.float64)
+    tp = np.empty(size, dtype=np.int64)
+    fp = np.empty(size, dtype=np.int64)
+    keep = np.ones(size, dtype=bool)
+    thr[1::2], tp[1::2], fp[1::2] = up, tp_pos, fp_pos
+    gap_thr = np.zeros(m + 1)
+    if n:
+        gap_thr[nonempty] = neg[lo[nonempty]]
+    thr[0::2], tp[0::2], fp[0::2] = gap_thr, tp_gap, n - lo
+    keep[0::2] = nonempty
+    return thr[keep][::-1].copy(), tp[keep][::-1].copy(), fp[keep][::-1].copy()
+
+
+def _per_threshold_tables(
+    is_pos: np.ndarray, s: np.ndarray, w: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct scores (descending) with the positive and negative count (or weight) at each."""
+    order = np.argsort(s, kind="stable")[::-1]
+    s_desc = s[order]
+    # A new distinct value starts where it differs from the previous one.
+    flag = np.empty(s_desc.size, dtype=bool)
+    if s_desc.size:
+        flag[0] = True
+        np.not_equal(s_desc[1:], s_desc[:-1], out=flag[1:])
+    starts = np.flatnonzero(flag)
+    yp = is_pos[order]
+    if w is None:
+        pos_w = yp.astype(np.int64)
+        neg_w = (~yp).astype(np.int64)
+    else:
+        ws = w[order]
+        pos_w = np.where(yp, ws, 0.0)
+        neg_w = np.where(yp, 0.0, ws)
+    if s_desc.size == 0:
+        dtype = np.int64 if w is None else np.float64
+        return np.zeros(0), np.zeros(0, dtype=dtype), np.zeros(0, dtype=dtype)
+    return s_desc[starts], np.add.reduceat(pos_w, starts), np.add.reduceat(neg_w, starts)
+
+
+def _tables_from_scores(
+    is_pos: np.ndarray, s: np.ndarray, w: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Uncompressed per-threshold tables; unweighted input uses two class-wise sorts."""
+    if w is not None:
+        return _per_threshold_tables(is_pos, s, w)
+    pos = np.sort(s[is_pos])
+    neg = np.sort(s[~is_pos])
+    thr = np.union1d(pos, neg)[::-1]  # distinct scores, descending
+    tp = pos.size - np.searchsorted(pos, thr, side="left")
+    fp = neg.size - np.searchsorted(neg, thr, side="left")
+    dtp = np.diff(tp, prepend=0)
+    dfp = np.diff(fp, prepend=0)
+    return thr, dtp.astype(np.int64), dfp.astype(np.int64)
+
+
+class RocCounts:
+    """Exact ROC counts: cumulative positives and negatives at or above each threshold.
+
+    Attributes:
+        thresholds: distinct score thresholds, strictly descending (float64).
+        tp: positives (count, or weight with ``sample_weight``) scoring at or above each
+            threshold; cumulative, non-decreasing.
+        fp: negatives scoring at or above each threshold; cumulative, non-decreasing.
+        n_pos: total positives (count or weight).
+        n_neg: total negatives (count or weight).
+        compressed: True when thresholds were dropped (losslessly or not); such counts cannot be
+            merged exactly with others.
+        max_tpr_error: largest TPR error introduced by :meth:`reduce` (0 when exact).
+        max_fpr_error: largest FPR error introduced by :meth:`reduce` (0 when exact).
+        weighted: True when built with sample weights (``tp``/``fp`` are float64).
+    """
+
+    __slots__ = (
+        "compressed",
+        "fp",
+        "max_fpr_error",
+        "max_tpr_error",
+        "n_neg",
+        "n_pos",
+        "thresholds",
+        "tp",
+        "weighted",
+    )
+
+    def __init__(
+        self,
+        thresholds: Any,
+        tp: Any,
+        fp: Any,
+        n_pos: float,
+        n_neg: float,
+        *,
+        compressed: bool = False,
+        max_tpr_error: float = 0.0,
+        max_fpr_error: float = 0.0,
+        weighted: bool | None = None,
+    ) -> None:
+        thr = np.asarray(thresholds, dtype=np.float64)
+        tp_arr = np.asarray(tp)
+        fp_arr = np.asarray(fp)
+        if weighted is None:
+            weighted = tp_arr.dtype.kind == "f" or fp_arr.dtype.kind == "f"
+        dtype = np.float64 if weighted else np.int64
+        for name, arr in (("thresholds", thr), ("tp", tp_arr), ("fp", fp_arr)):
+            if arr.ndim != 1:
+                raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+        if not (thr.size == tp_arr.size == fp_arr.size):
+            raise ValueError(
+                "thresholds, tp and fp must have the same length, got "
+                f"{thr.size}, {tp_arr.size} and {fp_arr.size}"
+            )
+        if thr.size == 0:
+            raise ValueError("RocCounts needs at least one threshold, got none")
+        if not weighted:
+            for name, arr in (("tp", tp_arr), ("fp", fp_arr)):
+                if arr.dtype.kind == "f" and not np.all(arr == np.round(arr)):
+                    raise ValueError(f"{name} holds non-integer counts but weighted=False")
+        tp_arr = tp_arr.astype(dtype, copy=False)
+        fp_arr = fp_arr.astype(dtype, copy=False)
+        if not np.all(np.isfinite(thr)):
+            raise ValueError("thresholds must be finite")
+        if thr.size > 1 and not np.all(thr[1:] < thr[:-1]):
+            i = int(np.flatnonzero(~(thr[1:] < thr[:-1]))[0])
+            raise ValueError(
+                f"thresholds must be strictly descending: thresholds[{i + 1}]={thr[i + 1]!r} "
+                f"follows thresholds[{i}]={thr[i]!r}"
+            )
+        for name, arr in (("tp", tp_arr), ("fp", fp_arr)):
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name} must be finite")
+            if arr.size and arr.min() < 0:
+                raise ValueError(f"{name} must be non-negative, found {arr.min()!r}")
+            if arr.size > 1 and np.any(arr[1:] < arr[:-1]):
+                i = int(np.flatnonzero(arr[1:] < arr[:-1])[0])
+                raise ValueError(
+                    f"{name} must be cumulative (non-decreasing): {name}[{i + 1}]={arr[i + 1]!r} "
+                    f"< {name}[{i}]={arr[i]!r}"
+                )
+        n_pos_v = float(n_pos) if weighted else int(n_pos)
+        n_neg_v = float(n_neg) if weighted else int(n_neg)
+        if not weighted and (n_pos_v != n_pos or n_neg_v != n_neg):
+            raise ValueError(f"n_pos and n_neg must be integers, got {n_pos!r} and {n_neg!r}")
+        for name, total, arr in (("n_pos", n_pos_v, tp_arr), ("n_neg", n_neg_v, fp_arr)):
+            if not np.isfinite(total) or total <= 0:
+                raise ValueError(f"{name} must be positive, got {total!r}")
+            tol = 1e-9 * total if weighted else 0
+            if arr[-1] > total + tol:
+                key = "tp" if name == "n_pos" else "fp"
+                raise ValueError(f"{key}[-1]={arr[-1]!r} exceeds {name}={total!r}")
+        for name, err in (("max_tpr_error", max_tpr_error), ("max_fpr_error", max_fpr_error)):
+            if not (0.0 <= float(err) <= 1.0):
+                raise ValueError(f"{name} must lie in [0, 1], got {err!r}")
+        thr.flags.writeable = False
+        tp_arr.flags.writeable = False
+        fp_arr.flags.writeable = False
+        self.thresholds = thr
+        self.tp = tp_arr
+        self.fp = fp_arr
+        self.n_pos = n_pos_v
+        self.n_neg = n_neg_v
+        self.compressed = bool(compressed)
+        self.max_tpr_error = float(max_tpr_error)
+        self.max_fpr_error = float(max_fpr_error)
+        self.weighted = bool(weighted)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_scores(
+        cls,
+        y_true: Any,
+        y_score: Any,
+        *,
+        pos_label: Any = None,
+        sample_weight: Any = None,
+        compress: bool = True,
+    ) -> RocCounts:
+        """Exact ROC counts of scores against binary labels.
+
+        Args:
+            y_true: binary labels (bool, int, float or str; list, numpy array or pandas Series).
+            y_score: scores, higher meaning more likely positive; finite numbers.
+            pos_label: the positive label; needed unless labels are {0,1}, {-1,1} or bools.
+            sample_weight: optional non-negative finite weights, one per example.
+            compress: apply the lossless compression (see module docstring). Pass False to keep
+                every distinct threshold, e.g. to :func:`merge_counts` the result later.
+
+        Returns:
+            The counts, thresholds strictly descending, ``tp``/``fp`` int64 (float64 when
+            weighted).
+
+        Raises:
+            ValueError: on NaN/inf scores, non-binary labels, one class only, empty input,
+                length mismatch or negative/NaN weights; the message names the argument.
+        """
+        y = as_1d_array(y_true, "y_true")
+        s = check_scores(y_score, "y_score")
+        check_same_length([y, s], ["y_true", "y_score"])
+        is_pos = binarize_labels(y, pos_label, name="y_true")
+        w = check_weights(sample_weight, y.size)
+        return cls._from_validated(is_pos, s, w, compress=compress)
+
+    @classmethod
+    def _from_validated(
+        cls, is_pos: np.ndarray, s: np.ndarray, w: np.ndarray | None, *, compress: bool
+    ) -> RocCounts:
+        if w is None:
+            n_pos = int(np.count_nonzero(is_pos))
+            n_neg = int(is_pos.size - n_pos)
+            if compress:
+                pos = np.sort(s[is_pos])
+                neg = np.sort(s[~is_pos])
+                thr, tp, fp = _compressed_from_sorted(pos, neg)
+                return cls(thr, tp, fp, n_pos, n_neg, compressed=True, weighted=False)
+            thr, dtp, dfp = _tables_from_scores(is_pos, s, None)
+            return cls(thr, np.cumsum(dtp), np.cumsum(dfp), n_pos, n_neg, weighted=False)
+        thr, dtp, dfp = _per_threshold_tables(is_pos, s, w)
+        n_pos = float(dtp.sum())
+        n_neg = float(dfp.sum())
+        if n_pos <= 0 or n_neg <= 0:
+            which = "positives" if n_pos <= 0 else "negatives"
+            raise ValueError(f"sample_weight gives the {which} a total weight of zero")
+        out = cls(thr, np.cumsum(dtp), np.cumsum(dfp), n_pos, n_neg, weighted=True)
+        return out.compress() if compress else out
+
+    @classmethod
+    def _from_tables(
+        cls,
+        thresholds_desc: np.ndarray,
+        pos_counts: np.ndarray,
+        neg_counts: np.ndarray,
+        *,
+        weighted: bool,
+        compress: bool,
+    ) -> RocCounts:
+        """Counts from per-threshold (non-cumulative) class counts, thresholds descending."""
+        tp = np.cumsum(pos_counts)
+        fp = np.cumsum(neg_counts)
+        n_pos, n_neg = tp[-1], fp[-1]
+        if n_pos <= 0 or n_neg <= 0:
+            which = "positive" if n_pos <= 0 else "negative"
+            raise ValueError(
+                f"the data hold no {which} example: ROC counts need both positives and negatives"
+            )
+        out = cls(thresholds_desc, tp, fp, n_pos, n_neg, weighted=weighted)
+        return out.compress() if compress else out
+
+    # ------------------------------------------------------------------ derived values
+    @property
+    def n_thresholds(self) -> int:
+        """Number of stored thresholds (points of the curve, the origin excluded)."""
+        return int(self.thresholds.size)
+
+    def __len__(self) -> int:
+        return self.n_thresholds
+
+    @property
+    def tpr(self) -> np.ndarray:
+        """True positive rate (recall) at each threshold."""
+        return self.tp / self.n_pos
+
+    @property
+    def fpr(self) -> np.ndarray:
+        """False positive rate at each threshold."""
+        return self.fp / self.n_neg
+
+    @property
+    def prevalence(self) -> float:
+        """Positive prevalence of the test set, ``n_pos / (n_pos + n_neg)``."""
+        return self.n_pos / (self.n_pos + self.n_neg)
+
+    @property
+    def is_exact(self) -> bool:
+        """True unless :meth:`reduce` introduced an error."""
+        return self.max_tpr_error == 0.0 and self.max_fpr_error == 0.0
+
+    def per_threshold(self) -> tuple[np.ndarray, np.ndarray]:
+        """Non-cumulative positive and negative counts at each threshold."""
+        return np.diff(self.tp, prepend=0), np.diff(self.fp, prepend=0)
+
+    # ------------------------------------------------------------------ transforms
+    def compress(self) -> RocCounts:
+        """Lossless compression (module docstring); a no-op on already compressed counts."""
+        keep = _keep_mask(self.tp)
+        if keep.all():
+            return self._replace(compressed=True)
+        return self._replace(
+            thresholds=self.thresholds[keep],
+            tp=self.tp[keep],
+            fp=self.fp[keep],
+            compressed=True,
+        )
+
+    def reduce(self, max_points: int) -> RocCounts:
+        """Bounded-error reduction to at most ``max_points`` thresholds.
+
+        Points are grouped into ``max_points`` equal bins of ``TPR + FPR`` (which only grows
+        along the curve); each bin keeps its last point, which then stands for the dropped
+        thresholds before it. A dropped threshold is thus replaced by a lower one, moving its
+        point up and right on the ROC curve by less than ``2 / (max_points - 1)`` in each
+        coordinate. The realised largest errors are measured exactly and added to
+        ``max_tpr_error`` / ``max_fpr_error`` (errors of successive reductions add up).
+
+        Args:
+            max_points: hard cap on the number of thresholds, at least 2.
+
+        Returns:
+            New counts (the same object's data when it already fits).
+        """
+        if int(max_points) != max_points or max_points < 2:
+            raise ValueError(f"max_points must be an integer >= 2, got {max_points!r}")
+        max_points = int(max_points)
+        if self.n_thresholds <= max_points:
+            return self
+        tpr, fpr = self.tpr, self.fpr
+        s = tpr + fpr
+        h = 2.0 / (max_points - 1)
+        bins = np.minimum(np.floor(s / h).astype(np.int64), max_points - 1)
+        keep = np.empty(bins.size, dtype=bool)
+        keep[:-1] = bins[1:] != bins[:-1]
+        keep[-1] = True
+        kept_idx = np.flatnonzero(keep)
+        # Each point is represented by the first kept point at or after it.
+        rep = kept_idx[np.searchsorted(kept_idx, np.arange(bins.size), side="left")]
+        tpr_err = float(np.max(tpr[rep] - tpr))
+        fpr_err = float(np.max(fpr[rep] - fpr))
+        return self._replace(
+            thresholds=self.thresholds[keep],
+            tp=self.tp[keep],
+            fp=self.fp[keep],
+            compressed=True,
+            max_tpr_error=min(1.0, self.max_tpr_error + tpr_err),
+            max_fpr_error=min(1.0, self.max_fpr_error + fpr_err),
+        )
+
+    def merge(self, *others: RocCounts, compress: bool = True) -> RocCounts:
+        """Counts of the concatenated data of ``self`` and ``others`` (see :func:`merge_counts`)."""
+        return merge_counts([self, *others], compress=compress)
+
+    def _replace(self, **changes: Any) -> RocCounts:
+        fields = {
+            "thresholds": self.thresholds,
+            "tp": self.tp,
+            "fp": self.fp,
+            "n_pos": self.n_pos,
+            "n_neg": self.n_neg,
+            "compressed": self.compressed,
+            "max_tpr_error": self.max_tpr_error,
+            "max_fpr_error": self.max_fpr_error,
+            "weighted": self.weighted,
+        }
+        fields.update(changes)
+        return RocCounts(
+            fields.pop("thresholds"),
+            fields.pop("tp"),
+            fields.pop("fp"),
+            fields.pop("n_pos"),
+            fields.pop("n_neg"),
+            **fields,
+        )
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the counts to ``path`` in the versioned ``.npz`` format (docs/format.md).
+
+        The file is written to a temporary name and renamed, so a failure leaves nothing
+        half-written.
+        """
+        from mlflow_imbalance import artifacts
+
+        artifacts.write_counts(self, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> RocCounts:
+        """Read counts written by :meth:`save`, validating version and every invariant."""
+        from mlflow_imbalance import artifacts
+
+        return artifacts.read_counts(path)
+
+    # ------------------------------------------------------------------ comparison / display
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RocCounts):
+            return NotImplemented
+        return (
+            self.n_pos == other.n_pos
+            and self.n_neg == other.n_neg
+            and self.weighted == other.weighted
+            and self.max_tpr_error == other.max_tpr_error
+            and self.max_fpr_error == other.max_fpr_error
+            and np.array_equal(self.thresholds, other.thresholds)
+            and np.array_equal(self.tp, other.tp)
+            and np.array_equal(self.fp, other.fp)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        err = "" if self.is_exact else (
+            f", max_tpr_error={self.max_tpr_error:.3g}, max_fpr_error={self.max_fpr_error:.3g}"
+        )
+        return (
+            f"RocCounts(n_thresholds={self.n_thresholds}, n_pos={self.n_pos}, "
+            f"n_neg={self.n_neg}, prevalence={self.prevalence:.4g}, "
+            f"compressed={self.compressed}{err})"
+        )
+
+
+def merge_counts(counts: Iterable[RocCounts], *, compress: bool = True) -> RocCounts:
+    """Counts of the concatenation of disjoint parts of one evaluation.
+
+    The result equals :meth:`RocCounts.from_scores` on the concatenated data exactly. Inputs
+    must be uncompressed (``from_scores(..., compress=False)``): a compressed part has dropped
+    negatives-only thresholds that another part's positives may fall between.
+
+    Args:
+        counts: the parts, all weighted or all unweighted.
+        compress: compress the merged result losslessly.
+
+    Returns:
+        The merged counts.
+    """
+    parts = list(counts)
+    if not parts:
+        raise ValueError("counts is empty: nothing to merge")
+    for i, c in enumerate(parts):
+        if not isinstance(c, RocCounts):
+            raise TypeError(f"counts[{i}] is a {type(c).__name__}, not RocCounts")
+        if c.compressed:
+            raise ValueError(
+                f"counts[{i}] is compressed and cannot be merged exactly: build the parts with "
+                "RocCounts.from_scores(..., compress=False) or use CountsAccumulator"
+            )
+    weighted = {c.weighted for c in parts}
+    if len(weighted) > 1:
+        raise ValueError("cannot merge weighted with unweighted counts")
+    is_weighted = weighted.pop()
+    thr = np.concatenate([c.thresholds for c in parts])
+    dtp = np.concatenate([c.per_threshold()[0] for c in parts])
+    dfp = np.concatenate([c.per_threshold()[1] for c in parts])
+    return RocCounts._from_tables(
+        *_combine_tables(thr, dtp, dfp, weighted=is_weighted),
+        weighted=is_weighted,
+        compress=compress,
+    )
+
+
+def _combine_tables(
+    thr: np.ndarray, dtp: np.ndarray, dfp: np.ndarray, *, weighted: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sum per-threshold counts over equal thresholds; returns descending distinct thresholds."""
+    uniq, inverse = np.unique(thr, return_inverse=True)
+    if weighted:
+        pos = np.bincount(inverse, weights=dtp, minlength=uniq.size)
+        neg = np.bincount(inverse, weights=dfp, minlength=uniq.size)
+    else:
+        # Integer sums stay exact: np.add.at on int64 instead of bincount's float64.
+        pos = np.zeros(uniq.size, dtype=np.int64)
+        neg = np.zeros(uniq.size, dtype=np.int64)
+        np.add.at(pos, inverse, dtp)
+        np.add.at(neg, inverse, dfp)
+    return uniq[::-1], pos[::-1], neg[::-1]
+
+
+class CountsAccumulator:
+    """Build exact ROC counts batch by batch, never holding all scores at once.
+
+    Each :meth:`update` reduces its batch to per-distinct-score class counts; batches are
+    consolidated into one table (amortised, so the total cost stays O(n log n)). Memory is
+    O(number of distinct scores seen), which for tied or rounded scores is far below the number
+    of examples; :meth:`result` gives exactly ``RocCounts.from_scores`` of all batches
+    concatenated.
+
+    Args:
+        pos_label: the positive label, fixed for every batch (required for string labels).
+    """
+
+    def __init__(self, pos_label: Any = None) -> None:
+        self.pos_label = pos_label
+        self._weighted: bool | None = None
+        self._table: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._pending_size = 0
+        self.n_seen = 0
+
+    def update(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> None:
+        """Add one batch of labels and scores (validated like ``RocCounts.from_scores``)."""
+        y = as_1d_array(y_true, "y_true")
+        s = check_scores(y_score, "y_score")
+        check_same_length([y, s], ["y_true", "y_score"])
+        if y.size == 0:
+            return
+        is_pos = binarize_labels(y, self.pos_label, name="y_true", require_both=False)
+        w = check_weights(sample_weight, y.size)
+        weighted = w is not None
+        if self._weighted is None:
+            self._weighted = weighted
+        elif self._weighted != weighted:
+            raise ValueError(
+                "sample_weight must be given for every batch or for none "
+                f"(this batch: {'given' if weighted else 'missing'})"
+            )
+        self._pending.append(_tables_from_scores(is_pos, s, w))
+        self._pending_size += self._pending[-1][0].size
+        self.n_seen += int(y.size)
+        table_size = 0 if self._table is None else self._table[0].size
+        if self._pending_size > max(table_size, 1 << 16):
+            self._consolidate()
+
+    def _consolidate(self) -> None:
+        parts = self._pending
+        if self._table is not None:
+            parts = [self._table, *parts]
+        if not parts:
+            return
+        thr = np.concatenate([p[0] for p in parts])
+        dtp = np.concatenate([p[1] for p in parts])
+        dfp = np.concatenate([p[2] for p in parts])
+        self._table = _combine_tables(thr, dtp, dfp, weighted=bool(self._weighted))
+        self._pending = []
+        self._pending_size = 0
+
+    def result(self, *, compress: bool = True) -> RocCounts:
+        """The exact counts of every batch so far (raises if a class never appeared)."""
+        self._consolidate()
+        if self._table is None:
+            raise ValueError("CountsAccumulator.result(): no data; call update() first")
+        thr, pos, neg = self._table
+        return RocCounts._from_tables(
+            thr, pos, neg, weighted=bool(self._weighted), compress=compress
+        )
