@@ -1,0 +1,826 @@
+"""The report's numbers: loaded runs → template context (no MLflow, no HTML here).
+
+Every number comes from :mod:`mlflow_imbalance.metrics` (exact functions of the counts at η),
+every interval and band from :mod:`mlflow_imbalance.uncertainty`, every flip point and its
+significance from :mod:`mlflow_imbalance.ranking`, every figure from
+:mod:`mlflow_imbalance.plots`. This module only chooses what to compute, times the stages and
+shapes the results for the templates (strings are left raw: jinja2 autoescapes them).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from mlflow_imbalance import metrics
+from mlflow_imbalance.counts import RocCounts
+
+logger = logging.getLogger(__name__)
+
+FLIP_METRICS: tuple[tuple[str, str], ...] = (
+    ("ap", "AP"),
+    ("pr_auc", "PR-AUC"),
+    ("max_f1", "max-F1"),
+)
+_METRIC_FN = {
+    "ap": metrics.average_precision,
+    "pr_auc": metrics.pr_auc,
+    "max_f1": metrics.max_f1,
+}
+#: Points per curve drawn in figures (a display-only decimation, see :func:`draw_counts`).
+DRAW_POINTS = 1500
+#: Relative half-width of the precision interval accepted as adequate (Brabec §5: ±10 %).
+ADEQUACY_TOLERANCE = 0.1
+
+
+# ---------------------------------------------------------------------------------- helpers
+class _Timer:
+    def __init__(self, timings: dict[str, float]) -> None:
+        self.timings = timings
+
+    def stage(self, name: str) -> _Stage:
+        return _Stage(self.timings, name)
+
+
+class _Stage:
+    def __init__(self, timings: dict[str, float], name: str) -> None:
+        self.timings, self.name = timings, name
+
+    def __enter__(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.timings[self.name] = self.timings.get(self.name, 0.0) + time.perf_counter() - self.t0
+
+
+def draw_counts(c: RocCounts, max_points: int = DRAW_POINTS) -> RocCounts:
+    """Counts thinned for drawing only (numbers in tables always use the full counts).
+
+    Keeps the last point of each bin of ``TPR + FPR`` (linear axes), of ``log10 FPR`` (the
+    log-FPR ROC and low-η PR curves) and of ``TPR``, so the drawn curve moves less than about
+    ``1/max_points`` of an axis between kept points on every figure. Any subset of thresholds
+    of cumulative counts is itself valid counts.
+    """
+    k = c.n_thresholds
+    if k <= 3 * max_points:
+        return c
+    tpr, fpr = c.tpr, c.fpr
+    fmin = 1.0 / max(float(c.n_neg), 1.0)
+    with np.errstate(divide="ignore"):
+        lf = np.log10(np.maximum(fpr, fmin * 0.5))
+    keep = np.zeros(k, dtype=bool)
+    for values, lo, hi in ((tpr + fpr, 0.0, 2.0), (lf, math.log10(fmin * 0.5), 0.0), (tpr, 0, 1)):
+        b = np.floor((values - lo) / ((hi - lo) / max_points)).astype(np.int64)
+        keep[:-1] |= b[1:] != b[:-1]
+    keep[-1] = True
+    return RocCounts(
+        c.thresholds[keep],
+        c.tp[keep],
+        c.fp[keep],
+        c.n_pos,
+        c.n_neg,
+        compressed=True,
+        weighted=c.weighted,
+    )
+
+
+def _rank(values: Sequence[float], higher_better: bool = True) -> list[int | None]:
+    """Competition ranks (1 = best; equal values share a rank); None for NaN."""
+    v = np.asarray(values, dtype=float)
+    out: list[int | None] = []
+    for x in v:
+        if not np.isfinite(x):
+            out.append(None)
+            continue
+        better = v > x if higher_better else v < x
+        out.append(1 + int(np.sum(better & np.isfinite(v))))
+    return out
+
+
+def _method_name(obj: Any, default: str) -> str:
+    for attr in ("method", "label", "description"):
+        val = getattr(obj, attr, None)
+        if isinstance(val, str) and val:
+            return val
+    return default
+
+
+# ---------------------------------------------------------------------------------- context
+def build_context(
+    runs: Sequence[Any],
+    skipped: Sequence[Any],
+    opts: Any,
+    *,
+    experiment: str | None,
+    progress: Callable[[str, int, int], None] | None,
+    timings: dict[str, float],
+    palette: Sequence[str],
+    formatters: Mapping[str, Callable[..., str]],
+    seed_for: Callable[..., np.random.SeedSequence],
+) -> dict[str, Any]:
+    """Compute everything the report shows and shape it for the templates."""
+    from mlflow_imbalance import plots
+
+    fmt, feta, fint, fci = (formatters[k] for k in ("fmt", "eta", "int", "ci"))
+    timer = _Timer(timings)
+    names = [r.name for r in runs]
+    counts = {r.name: r.counts for r in runs}
+    colors = plots.run_colors(names)
+    test_prev = {n: float(c.prevalence) for n, c in counts.items()}
+    chosen = list(opts.prevalences)
+    key_etas = sorted({*test_prev.values(), *chosen})
+    if opts.prevalence_range is not None:
+        lo, hi = opts.prevalence_range
+        range_chosen = True
+    else:
+        lo = max(1e-6, min(key_etas) / 10.0)
+        hi = min(0.5, max(key_etas) * 10.0)
+        if hi <= lo:
+            lo, hi = min(lo, hi) / 10, 0.5
+        range_chosen = False
+    grid = np.unique(
+        np.concatenate([np.geomspace(lo, hi, opts.n_grid), [e for e in chosen if lo <= e <= hi]])
+    )
+    conf = opts.confidence
+    warnings: list[dict[str, str]] = []
+
+    # ------------------------------------------------------------ point metrics (exact)
+    with timer.stage("metrics"):
+        point: dict[str, dict[str, Any]] = {}
+        for n, c in counts.items():
+            etas = np.array([test_prev[n], *chosen], dtype=float)
+            mf1, thr = metrics.max_f1_point(c, etas)
+            opt = metrics.optimal_operating_point(c, etas, opts.cost_fp, opts.cost_fn)
+            sweep = metrics.prevalence_sweep(c, grid)
+            point[n] = {
+                "roc_auc": float(metrics.roc_auc(c)),
+                "etas": etas,
+                "ap": np.atleast_1d(metrics.average_precision(c, etas)),
+                "pr_auc": np.atleast_1d(metrics.pr_auc(c, etas)),
+                "max_f1": np.atleast_1d(mf1),
+                "max_f1_threshold": np.atleast_1d(thr),
+                "cost": np.atleast_1d(opt.cost),
+                "sweep": sweep,
+            }
+            idx = np.searchsorted(-c.thresholds, -np.atleast_1d(thr))
+            point[n]["op_tp"] = c.tp[idx].astype(float)
+            point[n]["op_fp"] = c.fp[idx].astype(float)
+            point[n]["op_tpr"] = c.tpr[idx]
+            point[n]["op_fpr"] = c.fpr[idx]
+            point[n]["op_precision"] = np.array(
+                [
+                    float(metrics.p3_curve(float(t), float(f), float(e)))
+                    for t, f, e in zip(c.tpr[idx], c.fpr[idx], etas, strict=True)
+                ]
+            )
+
+    # ------------------------------------------------------------ intervals and bands
+    with timer.stage("bootstrap"):
+        unc = _Uncertainty(opts, seed_for)
+        for i, (n, c) in enumerate(counts.items()):
+            p = point[n]
+            p["op_precision_ci"] = [
+                unc.precision_interval(tp, fp, c.n_pos, c.n_neg, eta)
+                for tp, fp, eta in zip(p["op_tp"], p["op_fp"], p["etas"], strict=True)
+            ]
+            p["boot"] = unc.bootstrap(n, c, p["etas"], grid)
+            p["adequacy"] = [
+                unc.adequacy(c, tp, fp, eta)
+                for tp, fp, eta in zip(p["op_tp"], p["op_fp"], p["etas"], strict=True)
+            ]
+            if progress is not None:
+                progress("bootstrap", i + 1, len(counts))
+
+    # ------------------------------------------------------------ ranking flips
+    with timer.stage("ranking"):
+        flips, contradictions = _flips(
+            runs, counts, point, opts, (lo, hi), chosen, test_prev, progress, feta, fmt, unc
+        )
+
+    # ------------------------------------------------------------ figures
+    with timer.stage("figures"):
+        figures = _figures(
+            runs, counts, point, opts, chosen, test_prev, grid, (lo, hi), flips, progress, unc
+        )
+
+    # ------------------------------------------------------------ table
+    table = _table(names, point, chosen, colors, runs, fmt, feta, fci, opts)
+
+    # ------------------------------------------------------------ warnings (first in report)
+    major = [f for f in flips if f["major"]]
+    if major:
+        sig = sum(1 for f in major if f["significant"])
+        warnings.append(
+            {
+                "level": "danger",
+                "title": "The winner depends on the prevalence.",
+                "text": (
+                    f"{len(major)} ranking flip(s) lie between the test prevalence and the "
+                    f"chosen deployment prevalence(s) ({sig} significant at {conf:.0%}); the "
+                    "ranking at the test prevalence does not carry over. See “Ranking flips”."
+                ),
+            }
+        )
+    elif flips:
+        warnings.append(
+            {
+                "level": "warning",
+                "title": "Rankings flip within the prevalence range.",
+                "text": f"{len(flips)} flip(s) in {feta(lo)}–{feta(hi)}, none between the test and "
+                "chosen prevalences.",
+            }
+        )
+    if contradictions:
+        warnings.append(
+            {
+                "level": "warning",
+                "title": "ROC-AUC ranks runs differently.",
+                "text": f"{len(contradictions)} pair(s) are ordered one way by ROC-AUC and the "
+                "other way by a prevalence-dependent metric at a chosen prevalence: do not pick "
+                "by ROC-AUC.",
+            }
+        )
+    digests = _digest_groups(runs)
+    if len(digests) > 1:
+        warnings.append(
+            {
+                "level": "warning",
+                "title": "Runs were evaluated on different test sets.",
+                "text": "Their label digests differ (see “Runs”); compare them with caution.",
+            }
+        )
+    synth = [r.name for r in runs if r.synthesized]
+    if synth:
+        warnings.append(
+            {
+                "level": "warning",
+                "title": "Synthesised positives.",
+                "text": "Positives of " + ", ".join(synth) + " were synthesised from negatives "
+                "(Cataltepe et al.): TPR, precision and every PR number of these runs estimate "
+                "detection of the synthetic anomalies, not of real positives.",
+            }
+        )
+    small = sorted(
+        {a["run"] for a in _adequacy_rows(runs, point, chosen, feta, fmt, fint) if not a["ok"]}
+    )
+    if small:
+        warnings.append(
+            {
+                "level": "warning",
+                "title": "Test set too small for some claims.",
+                "text": "Precision at a chosen prevalence is known only to worse than "
+                f"±{ADEQUACY_TOLERANCE:.0%} for: "
+                + ", ".join(small)
+                + " (see “Sample-size adequacy”).",
+            }
+        )
+    if skipped:
+        warnings.append(
+            {
+                "level": "warning",
+                "title": f"{len(skipped)} run(s) skipped.",
+                "text": "They lack valid counts named “" + opts.name + "”; reasons under “Runs”.",
+            }
+        )
+    inexact = [n for n, c in counts.items() if not c.is_exact]
+    if inexact:
+        warnings.append(
+            {
+                "level": "info",
+                "title": "Reduced counts.",
+                "text": "Counts of " + ", ".join(inexact) + " were reduced with a bounded error "
+                "(max TPR/FPR error recorded in the file); their numbers are approximate.",
+            }
+        )
+    weighted = [n for n, c in counts.items() if c.weighted]
+    if weighted:
+        warnings.append(
+            {
+                "level": "info",
+                "title": "Weighted counts.",
+                "text": "Binomial intervals of "
+                + ", ".join(weighted)
+                + " treat weights as counts.",
+            }
+        )
+    if not chosen:
+        warnings.append(
+            {
+                "level": "info",
+                "title": "No deployment prevalence chosen.",
+                "text": "Pass prevalences (--prevalence) to see every number at the prevalence the "
+                "model will meet.",
+            }
+        )
+    warnings.extend(unc.notes)
+
+    title = opts.title or (f"Imbalance report: {experiment}" if experiment else "Imbalance report")
+    from mlflow_imbalance import __version__
+
+    return {
+        "title": title,
+        "experiment": experiment,
+        "counts_name": opts.name,
+        "version": __version__,
+        "test_prevalences": [
+            f"{feta(e)} ({', '.join(n for n in names if test_prev[n] == e)})"
+            for e in sorted(set(test_prev.values()))
+        ],
+        "deployment_prevalences": [feta(e) for e in chosen],
+        "prevalence_range": f"{feta(lo)} – {feta(hi)}",
+        "range_chosen": range_chosen,
+        "cost_fp": fmt(opts.cost_fp),
+        "cost_fn": fmt(opts.cost_fn),
+        "confidence": f"{conf:.0%}" if round(conf * 100) == conf * 100 else f"{conf:.1%}",
+        "methods": unc.methods(),
+        "n_bootstrap": opts.n_bootstrap,
+        "seed": opts.seed,
+        "warnings": warnings,
+        "table": table,
+        "flips": flips,
+        "flips_note": unc.flips_note,
+        "roc_contradictions": contradictions,
+        "figures": figures,
+        "bands_note": unc.bands_note,
+        "adequacy": _adequacy_rows(runs, point, chosen, feta, fmt, fint),
+        "adequacy_note": (
+            "Brabec et al. (2020) §5: precision at η is only as good as the estimates of TPR "
+            "and FPR at the operating point. For each run at each prevalence, the operating "
+            "point is the max-F1 threshold; “needed” is the test-set size at which the "
+            f"{conf:.0%} precision interval would be within ±{ADEQUACY_TOLERANCE:.0%} "
+            "(relative) of the estimate."
+        ),
+        "runs": [_run_row(r, colors[r.name], fmt, feta, fint) for r in runs],
+        "digest_groups": digests,
+        "skipped": [{"name": s.name, "run_id": s.run_id, "reason": s.reason} for s in skipped],
+    }
+
+
+def _run_row(r: Any, color: str, fmt: Any, feta: Any, fint: Any) -> dict[str, Any]:
+    c = r.counts
+    return {
+        "name": r.name,
+        "color": color,
+        "run_id": r.run_id,
+        "n_pos": fint(c.n_pos),
+        "n_neg": fint(c.n_neg),
+        "prevalence": feta(c.prevalence),
+        "n_thresholds": fint(c.n_thresholds),
+        "digest": (r.digest[:16] if r.digest else None),
+        "source": r.source,
+        "synthesized": r.synthesized,
+        "params": sorted((str(k), str(v)) for k, v in r.params.items()),
+        "tags": sorted((str(k), str(v)) for k, v in r.tags.items()),
+    }
+
+
+def _digest_groups(runs: Sequence[Any]) -> list[dict[str, Any]]:
+    groups: dict[str, list[str]] = {}
+    for r in runs:
+        groups.setdefault(r.digest[:16] if r.digest else "unknown", []).append(r.name)
+    if len(groups) == 1 and "unknown" in groups:
+        return []
+    return [{"digest": k, "runs": v} for k, v in groups.items()]
+
+
+# ---------------------------------------------------------------------------------- table
+def _table(names, point, chosen, colors, runs, fmt, feta, fci, opts) -> dict[str, Any]:
+    groups = [
+        {
+            "label": "Any prevalence",
+            "columns": [
+                {"key": ("roc_auc", None), "label": "ROC-AUC", "title": "area under the ROC curve"}
+            ],
+        }
+    ]
+    cols = [
+        ("ap", "AP", "average precision at η (step interpolation)"),
+        ("pr_auc", "PR-AUC", "area under the PR curve at η (ROC-segment interpolation)"),
+        ("max_f1", "max-F1", "largest F1 over thresholds at η"),
+        ("precision", "Precision @ op", "precision at the max-F1 operating point at η"),
+        ("cost", "Min cost", "lowest expected cost per example at η (lower is better)"),
+    ]
+    for j, label in enumerate(["Test prevalence", *[f"η = {feta(e)}" for e in chosen]]):
+        groups.append(
+            {
+                "label": label,
+                "columns": [{"key": (k, j), "label": lab, "title": t} for k, lab, t in cols],
+            }
+        )
+    # values and intervals per column
+    columns = [c for g in groups for c in g["columns"]]
+    matrix: dict[tuple, list[tuple[float, float | None, float | None]]] = {}
+    for col in columns:
+        key, j = col["key"]
+        vals = []
+        for n in names:
+            p = point[n]
+            if key == "roc_auc":
+                ci = p["boot"].get(("roc_auc", None))
+                vals.append((p["roc_auc"], *(ci or (None, None))))
+            elif key == "precision":
+                lo, hi = p["op_precision_ci"][j] or (None, None)
+                vals.append((float(p["op_precision"][j]), lo, hi))
+            elif key == "cost":
+                ci = p["boot"].get(("cost", j))
+                vals.append((float(p["cost"][j]), *(ci or (None, None))))
+            else:
+                ci = p["boot"].get((key, j))
+                vals.append((float(p[key][j]), *(ci or (None, None))))
+        matrix[col["key"]] = vals
+    rows = []
+    cell_data: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
+    for col in columns:
+        key, j = col["key"]
+        higher = key != "cost"
+        vals = matrix[col["key"]]
+        v = [x[0] for x in vals]
+        ranks = _rank(v, higher_better=higher)
+        finite = [i for i, x in enumerate(v) if math.isfinite(x)]
+        best_i = None
+        if finite:
+            best_i = max(finite, key=lambda i: v[i]) if higher else min(finite, key=lambda i: v[i])
+        for i, n in enumerate(names):
+            val, lo, hi = vals[i]
+            is_best = best_i is not None and ranks[i] == 1
+            tie = False
+            if not is_best and best_i is not None and lo is not None and hi is not None:
+                b_lo, b_hi = vals[best_i][1], vals[best_i][2]
+                if b_lo is not None and b_hi is not None:
+                    tie = (hi >= b_lo) if higher else (lo <= b_hi)
+            classes = []
+            if j is not None and key == "ap":
+                classes.append("grp-start")
+            if key == "roc_auc":
+                classes.append("grp-start")
+            if is_best:
+                classes.append("best")
+            elif tie:
+                classes.append("tie")
+            title = ""
+            if key == "precision":
+                p = point[n]
+                title = (
+                    f"recall {fmt(p['op_tpr'][j])}, FPR {fmt(p['op_fpr'][j])}, "
+                    f"threshold {fmt(p['max_f1_threshold'][j])}"
+                )
+            cell_data[n].append(
+                {
+                    "value": fmt(val),
+                    "ci": fci(lo, hi),
+                    "rank": ranks[i] if len(names) > 1 else None,
+                    "best": is_best and len(names) > 1,
+                    "tie": tie,
+                    "classes": " ".join(classes),
+                    "title": title,
+                }
+            )
+    for r in runs:
+        rows.append(
+            {
+                "name": r.name,
+                "color": colors[r.name],
+                "synthesized": r.synthesized,
+                "cells": cell_data[r.name],
+            }
+        )
+    return {
+        "groups": groups,
+        "rows": rows,
+        "op_note": (
+            "“Precision @ op” is precision at each run's max-F1 threshold at that η (hover for "
+            f"recall, FPR and threshold); “Min cost” is the expected cost per example at the "
+            f"cost-optimal hull vertex with C_FP = {fmt(opts.cost_fp)}, C_FN = {fmt(opts.cost_fn)}."
+        ),
+    }
+
+
+# ---------------------------------------------------------------------------------- adequacy
+def _adequacy_rows(runs, point, chosen, feta, fmt, fint) -> list[dict[str, Any]]:
+    rows = []
+    for r in runs:
+        p = point[r.name]
+        for j, eta in enumerate(p["etas"]):
+            a = p["adequacy"][j]
+            if a is None:
+                continue
+            rows.append(
+                {
+                    "run": r.name,
+                    "eta": feta(eta) + (" (test)" if j == 0 else ""),
+                    "op": f"TPR {fmt(p['op_tpr'][j], 3)}, FPR {fmt(p['op_fpr'][j], 3)}",
+                    "precision": fmt(p["op_precision"][j], 3),
+                    "rel_width": f"±{a['rel_width']:.1%}" if math.isfinite(a["rel_width"]) else "∞",
+                    "n_neg": fint(r.counts.n_neg),
+                    "need_neg": fint(a["need_neg"]) if a.get("need_neg") is not None else "—",
+                    "n_pos": fint(r.counts.n_pos),
+                    "need_pos": fint(a["need_pos"]) if a.get("need_pos") is not None else "—",
+                    "ok": bool(a["ok"]),
+                    "text": a.get("text", ""),
+                }
+            )
+    return rows
+
+
+# ---------------------------------------------------------------------------------- flips
+def _flips(runs, counts, point, opts, rng, chosen, test_prev, progress, feta, fmt, unc):
+    out: list[dict[str, Any]] = []
+    contradictions: list[str] = []
+    try:
+        from mlflow_imbalance import ranking
+    except ImportError as exc:  # pragma: no cover - only while the package is incomplete
+        unc.notes.append(
+            {
+                "level": "danger",
+                "title": "Ranking flips not computed.",
+                "text": f"mlflow_imbalance.ranking is unavailable: {exc}",
+            }
+        )
+        return out, contradictions
+    pairs = list(itertools.combinations(range(len(runs)), 2))
+    key_lo = min([*test_prev.values(), *chosen])
+    key_hi = max([*test_prev.values(), *chosen])
+    for done, (i, j) in enumerate(pairs):
+        a, b = runs[i], runs[j]
+        ca, cb = counts[a.name], counts[b.name]
+        auc_a, auc_b = point[a.name]["roc_auc"], point[b.name]["roc_auc"]
+        for key, label in FLIP_METRICS:
+            etas = list(ranking.flip_points(ca, cb, metric=key, prevalence_range=rng))
+            fn = _METRIC_FN[key]
+            # ROC-AUC order against the order at each chosen prevalence
+            for e in chosen:
+                da = float(fn(ca, e)) - float(fn(cb, e))
+                if auc_a != auc_b and da != 0 and (auc_a > auc_b) != (da > 0):
+                    hi_auc, lo_auc = (a.name, b.name) if auc_a > auc_b else (b.name, a.name)
+                    contradictions.append(
+                        f"{hi_auc} has the higher ROC-AUC, but {lo_auc} has the higher {label} "
+                        f"at η = {feta(e)}."
+                    )
+            for eta_star in etas:
+                below = eta_star / 1.05
+                above = min(eta_star * 1.05, 0.999999)
+                d_below = float(fn(ca, below)) - float(fn(cb, below))
+                d_above = float(fn(ca, above)) - float(fn(cb, above))
+                low_w, low_l = (a.name, b.name) if d_below > 0 else (b.name, a.name)
+                high_w, high_l = (a.name, b.name) if d_above > 0 else (b.name, a.name)
+                sig = unc.flip_significance(a, b, key, eta_star, rng)
+                major = key_lo < eta_star < key_hi
+                roc_txt = ""
+                if auc_a != auc_b:
+                    auc_w = a.name if auc_a > auc_b else b.name
+                    losers = [w for w, side in ((low_w, "below"), (high_w, "above")) if w != auc_w]
+                    if losers:
+                        side = "below" if low_w != auc_w else "above"
+                        roc_txt = (
+                            f"ROC-AUC ranks {auc_w} first ({fmt(max(auc_a, auc_b))} vs "
+                            f"{fmt(min(auc_a, auc_b))}), yet {losers[0]} wins on {label} {side} "
+                            f"η* = {feta(eta_star)}."
+                        )
+                out.append(
+                    {
+                        "a": a.name,
+                        "b": b.name,
+                        "metric": label,
+                        "metric_key": key,
+                        "eta_value": float(eta_star),
+                        "eta": feta(eta_star),
+                        "eta_ci": sig.get("eta_ci_text", ""),
+                        "low_winner": low_w,
+                        "low_loser": low_l,
+                        "high_winner": high_w,
+                        "high_loser": high_l,
+                        "significant": sig.get("significant"),
+                        "significance": sig.get("text", ""),
+                        "roc_contradiction": roc_txt,
+                        "major": major,
+                        "affects_chosen": major and bool(chosen),
+                    }
+                )
+        if progress is not None:
+            progress("ranking", done + 1, len(pairs))
+    out.sort(key=lambda f: (not f["major"], not f["significant"], f["eta_value"], f["a"], f["b"]))
+    return out, list(dict.fromkeys(contradictions))
+
+
+# ---------------------------------------------------------------------------------- figures
+def _figures(runs, counts, point, opts, chosen, test_prev, grid, rng, flips, progress, unc):
+    from mlflow_imbalance import plots
+    from mlflow_imbalance.report import figure_to_data_uri
+
+    draw = {n: draw_counts(c) for n, c in counts.items()}
+    etas_pr = [None, *chosen]
+    iso = [
+        (metrics.iso_performance_slope(e, opts.cost_fp, opts.cost_fn), f"iso-cost η={e:.3g}")
+        for e in (chosen or [float(np.median(list(test_prev.values())))])
+    ]
+    sections: list[dict[str, Any]] = []
+    specs: list[tuple[str, str, str, Callable[[Any], Any], str, str]] = []
+
+    def add(section, sec_title, intro, fn, title, caption):
+        specs.append((section, sec_title, intro, fn, title, caption))
+
+    roc_bands = unc.bands_for("roc")
+    add(
+        "roc",
+        "ROC curves",
+        "Prevalence-free. Dashed: convex hulls; straight lines: "
+        "iso-performance lines at the chosen prevalences and costs.",
+        lambda ax: plots.plot_roc(draw, ax=ax, iso_slopes=iso, bands=roc_bands),
+        "ROC (linear FPR)",
+        "hulls dashed; iso-cost lines tangent to the combined hull",
+    )
+    add(
+        "roc",
+        "",
+        "",
+        lambda ax: plots.plot_roc(draw, ax=ax, log_fpr=True, iso_slopes=iso, bands=roc_bands),
+        "ROC (log FPR)",
+        "the low-FPR region that decides precision at small η",
+    )
+    for e in etas_pr:
+        label = "test prevalence" if e is None else f"η = {e:.3g}"
+        bands = unc.bands_for("pr", e)
+        add(
+            "pr",
+            "Precision–recall curves",
+            "One panel per prevalence: the test set's own "
+            "and each chosen deployment prevalence (Brabec et al. eq. 8).",
+            lambda ax, e=e, bands=bands: plots.plot_pr(draw, e, ax=ax, bands=bands),
+            f"PR at {label}",
+            "chance level = η",
+        )
+    op = {}
+    for n in counts:
+        j = 1 if chosen else 0
+        op[n] = (
+            float(point[n]["op_tpr"][j]),
+            float(point[n]["op_fpr"][j]),
+            "max-F1 point at " + ("first chosen η" if chosen else "test η"),
+        )
+    hl = (sorted(set(test_prev.values())), chosen or None)
+    add(
+        "p3",
+        "Precision against prevalence (P³)",
+        "Brabec et al. §3.1: precision of a fixed operating point as η changes.",
+        lambda ax: plots.plot_p3(op, grid, ax=ax, bands=unc.bands_for("p3"), highlight=hl),
+        "P³ curves",
+        "operating point: each run's max-F1 threshold",
+    )
+    flip_marks = {
+        k: [(f["eta_value"], f"{f['a']} ⇄ {f['b']}") for f in flips if f["metric_key"] == k]
+        for k, _ in FLIP_METRICS
+    }
+    for key, label in FLIP_METRICS:
+        sweeps = {n: (grid, point[n]["sweep"][key]) for n in counts}
+        add(
+            "sweep",
+            "Metrics against prevalence",
+            "Log η axis; vertical dotted lines: ranking "
+            "flips; grey dotted: test prevalence; dark dashed: chosen prevalences.",
+            lambda ax, sweeps=sweeps, key=key, label=label: plots.plot_metric_vs_prevalence(
+                sweeps,
+                metric_label=label,
+                ax=ax,
+                bands=unc.bands_for(key),
+                flip_points=flip_marks[key],
+                test_prevalence=sorted(set(test_prev.values())),
+                deployment_prevalences=chosen or None,
+                deployment_range=opts.prevalence_range,
+            ),
+            f"{label} against η",
+            "flip points marked",
+        )
+    broc_etas = chosen or sorted(set(test_prev.values()))
+    add(
+        "broc",
+        "B-ROC",
+        "Cárdenas & Baras: detection rate against the Bayesian false-alarm "
+        "rate 1 − precision at each chosen prevalence.",
+        lambda ax: plots.plot_broc(draw, broc_etas, ax=ax),
+        "B-ROC",
+        "",
+    )
+    add(
+        "cost",
+        "Cost curves",
+        "Drummond–Holte: normalised expected cost against probability "
+        "cost; bold = lower envelope of the hull lines.",
+        lambda ax: plots.plot_cost_curve(draw, cost_fp=opts.cost_fp, cost_fn=opts.cost_fn, ax=ax),
+        "Cost curves",
+        f"C_FP = {opts.cost_fp:g}, C_FN = {opts.cost_fn:g}",
+    )
+    widths = unc.sample_size_curves(counts)
+    if widths:
+        add(
+            "adequacy",
+            "Sample-size adequacy",
+            "Relative half-width of the FPR interval "
+            "against the operating FPR (Brabec §5); left of the marked FPR the test set is "
+            "too small for ±10 %.",
+            lambda ax: plots.plot_sample_size(
+                widths, tolerance=ADEQUACY_TOLERANCE, ax=ax, interval_label=unc.rate_method
+            ),
+            "Sample-size adequacy",
+            "",
+        )
+    by_id: dict[str, dict[str, Any]] = {}
+    for k, (sec, sec_title, intro, fn, title, caption) in enumerate(specs):
+        ax = plots.new_axes()
+        fig = ax.figure
+        try:
+            fn(ax)
+            src, kind = figure_to_data_uri(fig)
+        except Exception as exc:  # a broken figure must not break the whole report
+            logger.exception("figure %r failed", title)
+            unc.notes.append(
+                {
+                    "level": "warning",
+                    "title": f"Figure “{title}” failed.",
+                    "text": f"{type(exc).__name__}: {exc}",
+                }
+            )
+            continue
+        finally:
+            plots.close_figure(fig)
+        w, h = (round(v * 100) for v in fig.get_size_inches())
+        if sec not in by_id:
+            by_id[sec] = {"id": sec, "title": sec_title or sec, "intro": intro, "figs": []}
+            sections.append(by_id[sec])
+        by_id[sec]["figs"].append(
+            {
+                "src": src,
+                "alt": title,
+                "title": title,
+                "caption": caption,
+                "kind": kind,
+                "width": w,
+                "height": h,
+            }
+        )
+        if progress is not None:
+            progress("figures", k + 1, len(specs))
+    return sections
+
+
+# ---------------------------------------------------------------------------------- uncertainty
+class _Uncertainty:
+    """Adapter over :mod:`mlflow_imbalance.uncertainty` and :mod:`mlflow_imbalance.ranking`."""
+
+    rate_method = "Clopper–Pearson"
+
+    def __init__(self, opts: Any, seed_for: Callable[..., np.random.SeedSequence]) -> None:
+        self.opts = opts
+        self.seed_for = seed_for
+        self.notes: list[dict[str, str]] = []
+        self._bands: dict[tuple, dict[str, tuple]] = {}
+        self.bands_note = ""
+        self.flips_note = ""
+        try:
+            from mlflow_imbalance import uncertainty
+        except ImportError:
+            uncertainty = None
+        self.u = uncertainty
+
+    def methods(self) -> list[dict[str, str]]:
+        return [
+            {
+                "what": "Precision at an operating point",
+                "how": "Koopman score interval for the "
+                "likelihood ratio TPR/FPR, valid at every η at once",
+            },
+            {
+                "what": "AP, PR-AUC, max-F1, ROC-AUC, min cost",
+                "how": "percentile intervals of a "
+                f"count bootstrap ({self.opts.n_bootstrap} replicates, seed {self.opts.seed})",
+            },
+            {"what": "TPR / FPR", "how": self.rate_method},
+        ]
+
+    def precision_interval(self, tp, fp, n_pos, n_neg, eta):
+        if self.u is None or not hasattr(self.u, "precision_interval"):
+            return None
+        lo, hi = self.u.precision_interval(
+            tp, fp, n_pos, n_neg, eta, confidence=self.opts.confidence
+        )
+        return float(lo), float(hi)
+
+    def bootstrap(self, name, c, etas, grid) -> dict[tuple, tuple[float, float]]:
+        return {}
+
+    def adequacy(self, c, tp, fp, eta):
+        return None
+
+    def bands_for(self, key, eta=None):
+        return self._bands.get((key, eta)) or None
+
+    def sample_size_curves(self, counts):
+        return {}
+
+    def flip_significance(self, a, b, key, eta_star, rng) -> dict[str, Any]:
+        return {"significant": None, "text": ""}
