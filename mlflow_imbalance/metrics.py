@@ -553,7 +553,7 @@ def tpr_at_fpr(c: RocCounts, max_fpr: float, hull: bool = False) -> OperatingPoi
 def _closed_curve(c: RocCounts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """ROC points with the origin and, if missing, the corner (1, 1) (threshold -inf)."""
     f, t, thr = roc_curve(c)
-    if f[-1] < 1.0 or t[-1] < 1.0:
+    if f[-1] < 1.0 - 1e-12 or t[-1] < 1.0 - 1e-12:
         f = np.append(f, 1.0)
         t = np.append(t, 1.0)
         thr = np.append(thr, -np.inf)
@@ -573,7 +573,7 @@ def _upper_hull_indices(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         xb, yb = x[idx[1:-1]], y[idx[1:-1]]
         xc, yc = x[idx[2:]], y[idx[2:]]
         cross = (xb - xa) * (yc - ya) - (yb - ya) * (xc - xa)
-        drop = cross <= 0  # b on or below the chord a–c
+        drop = cross >= 0  # b on or below the chord a–c
         n_drop = int(np.count_nonzero(drop))
         if n_drop == 0:
             return idx
@@ -604,9 +604,18 @@ def convex_hull(c: RocCounts) -> Hull:
     Returns:
         :class:`Hull` with FPR ascending from 0 to 1.
     """
-    f, t, thr = _closed_curve(_check_counts(c))
-    keep = _upper_hull_indices(f, t)
-    return Hull(f[keep], t[keep], thr[keep])
+    c = _check_counts(c)
+    # Orientation tests on the counts, not the rates: integer counts below ~9e7 make every
+    # cross product exact in float64, so collinear points are recognised as such.
+    fp = np.concatenate(([0.0], c.fp.astype(np.float64)))
+    tp = np.concatenate(([0.0], c.tp.astype(np.float64)))
+    thr = np.concatenate(([np.inf], c.thresholds))
+    if fp[-1] < c.n_neg * (1 - 1e-12) or tp[-1] < c.n_pos * (1 - 1e-12):
+        fp = np.append(fp, float(c.n_neg))
+        tp = np.append(tp, float(c.n_pos))
+        thr = np.append(thr, -np.inf)
+    keep = _upper_hull_indices(fp, tp)
+    return Hull(fp[keep] / c.n_neg, tp[keep] / c.n_pos, thr[keep])
 
 
 # ---------------------------------------------------------------------------- dominance
