@@ -1,0 +1,221 @@
+"""The ``summary.json`` of a logged counts set: schema, digests and validation (no mlflow).
+
+Every ``imbalance/<name>/`` folder of an MLflow run holds ``summary.json``, written last as the
+commit marker of the folder. Its ``files`` manifest lists every file of the set with its sha256,
+so a loader can tell a complete, consistent set from a half-written or stale one.
+
+Schema (``schema == "mlflow-imbalance/summary"``, ``schema_version == 1``), keys always present:
+
+- ``name``: the set's name (``"test"`` by default).
+- ``package_version``, ``mlflow_version``, ``created_at`` (UTC, ISO 8601).
+- ``n_pos``, ``n_neg`` (counts, or weight sums when ``weighted``), ``n_thresholds``,
+  ``test_prevalence`` = n_pos / (n_pos + n_neg), ``weighted``, ``compressed``.
+- ``y_true_digest``: ``"sha256:<hex>"`` of the binarised labels *in example order* (and of the
+  sample weights when given), or None when only counts were logged (e.g. Spark). Two runs with
+  the same digest were scored on the same labels in the same order, which is what pairing runs
+  example by example (a paired bootstrap) needs; equal digests are necessary, not sufficient,
+  for "the same test set" (different examples can carry the same label sequence).
+- ``prevalences``: the prevalences of interest; ``costs``: ``{"fp": .., "fn": ..}`` or None.
+- ``headline``: the headline metrics (see :mod:`mlflow_imbalance.tracking`).
+- ``files``: ``{filename: {"sha256": hex, "bytes": int, "role": str}}``; ``roc_counts.npz`` is
+  always listed (role ``"counts"``).
+- ``scores``: None, or ``{"file": "scores.npz", "n": int, "digest": "sha256:<hex>"}`` when the
+  raw scores were kept.
+- ``extra``: a dict of caller-provided entries (e.g. ``{"positives": "synthesized"}``), which are
+  also copied to the top level for convenience when they do not clash with a schema key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "REQUIRED_KEYS",
+    "SCHEMA_NAME",
+    "SCHEMA_VERSION",
+    "SUMMARY_FILENAME",
+    "file_sha256",
+    "labels_digest",
+    "scores_digest",
+    "summary_from_json",
+    "summary_to_json",
+    "validate_summary",
+]
+
+SCHEMA_NAME = "mlflow-imbalance/summary"
+SCHEMA_VERSION = 1
+SUMMARY_FILENAME = "summary.json"
+#: Largest summary.json accepted on load (a summary is a few kB; this stops a foreign file).
+MAX_SUMMARY_BYTES = 16 << 20
+
+REQUIRED_KEYS: tuple[str, ...] = (
+    "schema",
+    "schema_version",
+    "name",
+    "package_version",
+    "n_pos",
+    "n_neg",
+    "n_thresholds",
+    "test_prevalence",
+    "weighted",
+    "compressed",
+    "y_true_digest",
+    "prevalences",
+    "costs",
+    "headline",
+    "files",
+    "scores",
+    "extra",
+)
+
+_DIGEST_DOMAIN_LABELS = b"mlflow-imbalance/labels/v1\0"
+_DIGEST_DOMAIN_SCORES = b"mlflow-imbalance/scores/v1\0"
+
+
+def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a file's bytes, read in chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def labels_digest(is_pos: np.ndarray, sample_weight: np.ndarray | None = None) -> str:
+    """Order-sensitive digest of binarised labels (and weights): ``"sha256:<hex>"``.
+
+    The labels are packed to bits (so 10^6 labels hash 125 kB); the length is hashed too, so
+    trailing zero bits cannot collide. Weights, when given, are hashed as little-endian float64.
+    """
+    y = np.asarray(is_pos, dtype=bool)
+    h = hashlib.sha256(_DIGEST_DOMAIN_LABELS)
+    h.update(np.int64(y.size).tobytes())
+    h.update(np.packbits(y).tobytes())
+    if sample_weight is not None:
+        h.update(b"w")
+        h.update(np.ascontiguousarray(sample_weight, dtype="<f8").tobytes())
+    return "sha256:" + h.hexdigest()
+
+
+def scores_digest(y_score: np.ndarray) -> str:
+    """Order-sensitive digest of scores as little-endian float64: ``"sha256:<hex>"``."""
+    h = hashlib.sha256(_DIGEST_DOMAIN_SCORES)
+    s = np.ascontiguousarray(y_score, dtype="<f8")
+    h.update(np.int64(s.size).tobytes())
+    h.update(s.tobytes())
+    return "sha256:" + h.hexdigest()
+
+
+def _jsonable(value: Any) -> Any:
+    """Convert numpy scalars/arrays and non-finite floats to strict-JSON values (NaN -> None)."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_jsonable(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def summary_to_json(summary: Mapping[str, Any]) -> str:
+    """Serialise a summary to strict JSON (sorted keys, NaN/inf written as null)."""
+    return json.dumps(_jsonable(summary), indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def summary_from_json(text: str | bytes, source: str = "summary.json") -> dict[str, Any]:
+    """Parse and validate the text of a summary.json."""
+    if len(text) > MAX_SUMMARY_BYTES:
+        raise ValueError(f"{source} is {len(text)} bytes, above the limit of {MAX_SUMMARY_BYTES}")
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{source} is not valid JSON: {exc}") from None
+    return validate_summary(data, source=source)
+
+
+def _number(data: Mapping[str, Any], key: str, source: str, *, positive: bool = False) -> float:
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{source}: {key} must be a finite number, got {value!r}")
+    if positive and value <= 0:
+        raise ValueError(f"{source}: {key} must be positive, got {value!r}")
+    return float(value)
+
+
+def validate_summary(data: Any, source: str = "summary.json") -> dict[str, Any]:
+    """Check a parsed summary against the schema; return it as a dict.
+
+    Raises:
+        ValueError: naming the offending key, for a foreign file, a newer schema version, a
+            missing key, a wrong type, or a manifest without ``roc_counts.npz``.
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"{source} must hold a JSON object, got {type(data).__name__}")
+    if data.get("schema") != SCHEMA_NAME:
+        raise ValueError(
+            f"{source} has schema {data.get('schema')!r}, expected {SCHEMA_NAME!r} "
+            "(not an mlflow-imbalance summary)"
+        )
+    version = data.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ValueError(f"{source}: schema_version must be an integer, got {version!r}")
+    if version > SCHEMA_VERSION:
+        raise ValueError(
+            f"{source} has schema_version {version}; this mlflow-imbalance reads up to "
+            f"{SCHEMA_VERSION} (upgrade the package to read newer runs)"
+        )
+    missing = [k for k in REQUIRED_KEYS if k not in data]
+    if missing:
+        raise ValueError(f"{source} lacks required key(s) {missing}")
+    if not isinstance(data["name"], str) or not data["name"]:
+        raise ValueError(f"{source}: name must be a non-empty string, got {data['name']!r}")
+    n_pos = _number(data, "n_pos", source, positive=True)
+    n_neg = _number(data, "n_neg", source, positive=True)
+    prevalence = _number(data, "test_prevalence", source, positive=True)
+    if not math.isclose(prevalence, n_pos / (n_pos + n_neg), rel_tol=1e-9):
+        raise ValueError(
+            f"{source}: test_prevalence {prevalence!r} disagrees with n_pos={n_pos!r}, "
+            f"n_neg={n_neg!r}"
+        )
+    if not isinstance(data["prevalences"], list) or not all(
+        isinstance(p, int | float) and 0 < p < 1 for p in data["prevalences"]
+    ):
+        raise ValueError(
+            f"{source}: prevalences must be a list of numbers in (0, 1), got "
+            f"{data['prevalences']!r}"
+        )
+    digest = data["y_true_digest"]
+    if digest is not None and not (isinstance(digest, str) and digest.startswith("sha256:")):
+        raise ValueError(f"{source}: y_true_digest must be 'sha256:<hex>' or null, got {digest!r}")
+    files = data["files"]
+    if not isinstance(files, dict) or "roc_counts.npz" not in files:
+        raise ValueError(f"{source}: files must be a manifest listing roc_counts.npz")
+    for fname, entry in files.items():
+        if (
+            not isinstance(fname, str)
+            or "/" in fname
+            or fname.startswith(".")
+            or not isinstance(entry, dict)
+            or not isinstance(entry.get("sha256"), str)
+            or len(entry["sha256"]) != 64
+        ):
+            raise ValueError(f"{source}: bad manifest entry {fname!r}: {entry!r}")
+    scores = data["scores"]
+    if scores is not None and (not isinstance(scores, dict) or scores.get("file") not in files):
+        raise ValueError(f"{source}: scores must be null or name a file of the manifest")
+    if not isinstance(data["headline"], dict):
+        raise ValueError(f"{source}: headline must be an object")
+    if not isinstance(data["extra"], dict):
+        raise ValueError(f"{source}: extra must be an object")
+    return data
