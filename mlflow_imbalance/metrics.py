@@ -334,49 +334,52 @@ def average_precision(c: RocCounts, prevalence: Any = None) -> Any:
     c = _check_counts(c)
     eta = _prevalences(c, prevalence)
     rows = _rows(eta)
-    t, f = c.tpr, c.fpr
-    d_recall = np.diff(t, prepend=0.0)
+    d_recall = np.diff(c.tpr, prepend=0.0)
+    grows = d_recall > 0  # only thresholds where positives score contribute (and TP > 0)
+    t, f, d_recall = c.tpr[grows], c.fpr[grows], d_recall[grows]
     out = np.empty(rows.shape[0])
     for sl in _chunks(rows.shape[0], t.size):
-        out[sl] = _ppv(t, f, rows[sl]) @ d_recall
+        num = t * rows[sl]
+        out[sl] = (num / (num + f * (1.0 - rows[sl]))) @ d_recall
     return _finish(out, eta)
 
 
-def _u_minus_log1p(u: np.ndarray) -> np.ndarray:
-    """``u − log(1 + u)`` for ``u ≥ 0``, accurate also for small ``u`` (series below 0.1)."""
-    small = u < 0.1
-    us = np.where(small, u, 0.0)
-    # Σ_{k=2}^{17} (−1)^k u^k / k, Horner form; truncation error < u^18/18 ≈ 6e-20 at 0.1.
-    series = np.zeros_like(us)
-    for k in range(17, 1, -1):
-        series = (series + ((-1.0) ** k) / k) * us
-    series *= us
-    with np.errstate(invalid="ignore"):
-        direct = u - np.log1p(np.where(small, 0.0, u))
-    return np.where(small, series, direct)
+def _u_minus_log1p(u: np.ndarray, log1p_u: np.ndarray) -> np.ndarray:
+    """``u − log(1 + u)`` for ``u ≥ 0``, accurate also for small ``u`` (series below 0.01)."""
+    small = u < 0.01
+    out = u - log1p_u  # relative error <= ~2e-14 for u >= 0.01
+    if small.any():
+        us = u[small]
+        # Σ_{k=2}^{9} (−1)^k u^k / k, Horner form; truncation error < u^10/10, relative to
+        # the leading u²/2 below 2e-17 for u < 0.01.
+        series = np.zeros_like(us)
+        for k in range(9, 1, -1):
+            series += (-1.0) ** k / k
+            series *= us
+        series *= us
+        out[small] = series
+    return out
 
 
-def _pr_auc_rows(x: np.ndarray, y: np.ndarray, eta: np.ndarray) -> np.ndarray:
-    """Davis–Goadrich PR-AUC for prevalences ``eta`` (m, 1); ``x``, ``y`` include the origin."""
-    x0, x1, y0, y1 = x[:-1], x[1:], y[:-1], y[1:]
-    dx, dy = x1 - x0, y1 - y0
-    rising = dy > 0
+def _pr_auc_rows(
+    x0: np.ndarray, y0: np.ndarray, dx: np.ndarray, dy: np.ndarray, eta: np.ndarray
+) -> np.ndarray:
+    """Davis–Goadrich area of rising segments not starting at the origin, for ``eta`` (m, 1)."""
     # Along a segment, FPR = x0 + s·(r − y0) with s = dx/dy, so precision is
     # η·r / (a·r + b) with a = η + (1−η)·s. With d0 = η·y0 + (1−η)·x0 (η × the precision
-    # denominator at the segment start) and u = a·dy/d0, the integral of precision over recall
-    # in [y0, y1] is η·[(d0/a²)·(u − log1p u) + (y0/a)·log1p u]: two non-negative terms, so no
-    # cancellation even when precision is tiny.
-    s = np.where(rising, dx / np.where(rising, dy, 1.0), 0.0)
-    a = eta + (1.0 - eta) * s
-    d0 = eta * y0 + (1.0 - eta) * x0
-    from_origin = d0 <= 0  # the segment starts where nothing is predicted positive
-    with np.errstate(divide="ignore", invalid="ignore"):
-        u = np.where(from_origin, 0.0, a * dy / np.where(from_origin, 1.0, d0))
-        area = eta * ((d0 / (a * a)) * _u_minus_log1p(u) + (y0 / a) * np.log1p(u))
-    # From a point with TP = FP = 0, TP and FP grow in proportion along the segment, so the
-    # precision is constant there and equals the precision at its end.
-    area = np.where(from_origin, dy * _ppv(y1, x1, eta), area)
-    return np.where(rising, area, 0.0).sum(axis=1)
+    # denominator at the segment start, > 0 off the origin) and u = a·dy/d0, the integral of
+    # precision over recall in [y0, y1] is η·[(d0/a²)·(u − log1p u) + (y0/a)·log1p u]: two
+    # non-negative terms, so no cancellation even when precision is tiny.
+    s = dx / dy
+    one_minus = 1.0 - eta
+    a = eta + one_minus * s
+    d0 = eta * y0 + one_minus * x0
+    u = a * dy / d0
+    log1p_u = np.log1p(u)
+    area = d0 / (a * a)
+    area *= _u_minus_log1p(u, log1p_u)
+    area += (y0 / a) * log1p_u
+    return eta[:, 0] * area.sum(axis=1)
 
 
 def pr_auc(c: RocCounts, prevalence: Any = None) -> Any:
@@ -401,9 +404,17 @@ def pr_auc(c: RocCounts, prevalence: Any = None) -> Any:
     rows = _rows(eta)
     x = np.concatenate(([0.0], c.fpr))
     y = np.concatenate(([0.0], c.tpr))
-    out = np.empty(rows.shape[0])
-    for sl in _chunks(rows.shape[0], x.size):
-        out[sl] = _pr_auc_rows(x, y, rows[sl])
+    dx, dy = np.diff(x), np.diff(y)
+    x0, y0 = x[:-1], y[:-1]
+    rising = dy > 0  # segments of negatives only add no area
+    # From a point with TP = FP = 0 (the origin), TP and FP grow in proportion along the
+    # segment, so the precision is constant there and equals the precision at its end.
+    start0 = rising & (x0 == 0) & (y0 == 0)
+    general = rising & ~start0
+    x0g, y0g, dxg, dyg = x0[general], y0[general], dx[general], dy[general]
+    out = _ppv(y[1:][start0], x[1:][start0], rows) @ dy[start0]
+    for sl in _chunks(rows.shape[0], x0g.size):
+        out[sl] += _pr_auc_rows(x0g, y0g, dxg, dyg, rows[sl])
     return _finish(out, eta)
 
 
