@@ -361,23 +361,23 @@ def _parse_slopes(iso_slopes: Any) -> list[tuple[float, str]]:
     return out
 
 
-def _iso_tangent(hulls: Mapping[str, Any], slope: float) -> tuple[float, float, str]:
-    """Where the iso-performance line of ``slope`` touches the combined ROC convex hull.
+def _iso_tangent(
+    curves: Mapping[str, tuple[np.ndarray, np.ndarray, Any]], slope: float
+) -> tuple[float, float, str]:
+    """Where the iso-performance line of ``slope`` touches the ROC convex hull of all runs.
 
-    The tangent point maximises ``tpr - slope * fpr`` over the vertices of every run's hull and
-    the trivial classifiers (0, 0) "always negative" and (1, 1) "always positive" (Maxion &
-    Roberts 2004, §5.2–5.3: the ROCCH of all detectors; an iso line steeper or flatter than every
-    hull edge touches a trivial corner).
+    The tangent point maximises ``tpr - slope * fpr``; a linear function's maximum over the
+    convex hull of a point set is attained at one of the points, so it is found over every run's
+    ROC points and the trivial classifiers (0, 0) "always negative" and (1, 1) "always positive"
+    (Maxion & Roberts 2004, §5.2–5.3: the ROCCH of all detectors; an iso line steeper or flatter
+    than every hull edge touches a trivial corner). Ties go to the lowest FPR.
     """
     best = (0.0, 0.0, "always negative")
     best_val = 0.0
-    val_one = 1.0 - slope
-    if val_one > best_val:
-        best, best_val = (1.0, 1.0, "always positive"), val_one
-    for name, h in hulls.items():
-        f = np.asarray(h.fpr, dtype=np.float64)
-        t = np.asarray(h.tpr, dtype=np.float64)
-        v = t - slope * f
+    if 1.0 - slope > best_val:
+        best, best_val = (1.0, 1.0, "always positive"), 1.0 - slope
+    for name, (f, t, _) in curves.items():
+        v = np.asarray(t, dtype=np.float64) - slope * np.asarray(f, dtype=np.float64)
         i = int(np.argmax(v))
         if v[i] > best_val + 1e-15:
             best, best_val = (float(f[i]), float(t[i]), name), float(v[i])
@@ -441,7 +441,7 @@ def plot_roc(
     styles = _run_styles(names)
     curves = {n: metrics.roc_curve(c) for n, c in counts.items()}
     aucs = {n: float(metrics.roc_auc(c)) for n, c in counts.items()}
-    hulls = {n: metrics.convex_hull(c) for n, c in counts.items()} if (hull or slopes) else {}
+    hulls = {n: metrics.convex_hull(c) for n, c in counts.items()} if hull else {}
     x_min = _log_floor([float(np.min(f[f > 0])) for f, _, _ in curves.values() if np.any(f > 0)])
 
     with _style():
@@ -482,7 +482,7 @@ def plot_roc(
                 )
             extra.append(_proxy_line("convex hull (dashed)", ls=(0, (4, 2))))
         for k, (slope, label) in enumerate(slopes):
-            f0, t0, who = _iso_tangent(hulls, slope)
+            f0, t0, who = _iso_tangent(curves, slope)
             xs = _iso_line_x(f0, t0, slope, log_fpr, x_min)
             if xs.size:
                 ax.plot(

@@ -1,0 +1,526 @@
+"""Tests of mlflow_imbalance.plots with real matplotlib (Agg), no mocks.
+
+Reference values come from independent computations: scikit-learn's roc_curve and
+precision_recall_curve, Brabec et al. (2020) eq. 8 written out by hand (and their Fig. 1
+example), the Drummond–Holte cost lines and the B-ROC mapping of Cárdenas & Baras.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import matplotlib
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.figure import Figure
+
+from mlflow_imbalance import metrics, plots
+from mlflow_imbalance.counts import RocCounts
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # only to check that nothing is registered in pyplot
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _scores(seed: int, n_pos: int, n_neg: int, mu: float, sd: float = 1.0):
+    rng = np.random.default_rng(seed)
+    y = np.r_[np.ones(n_pos, dtype=int), np.zeros(n_neg, dtype=int)]
+    s = np.r_[rng.normal(mu, sd, n_pos), rng.normal(0.0, 1.0, n_neg)]
+    s = np.round(s, 2)  # ties, so tie batches (diagonal ROC segments) occur
+    return y, s
+
+
+@pytest.fixture(scope="module")
+def data():
+    """Two runs whose ROC curves cross (narrow vs wide positive score distributions).
+
+    Uncompressed, so every scikit-learn point is one of ours (compression drops points on
+    horizontal ROC segments; the property test below covers compressed counts).
+    """
+    ya, sa = _scores(1, 150, 3000, 2.0, 0.6)
+    yb, sb = _scores(2, 150, 3000, 1.6, 2.0)
+    return {
+        "narrow": (ya, sa, RocCounts.from_scores(ya, sa, compress=False)),
+        "wide": (yb, sb, RocCounts.from_scores(yb, sb, compress=False)),
+    }
+
+
+@pytest.fixture(scope="module")
+def runs(data):
+    return {name: c for name, (_, _, c) in data.items()}
+
+
+@pytest.fixture
+def ax():
+    fig = Figure()
+    FigureCanvasAgg(fig)
+    return fig.add_subplot()
+
+
+@pytest.fixture(autouse=True)
+def no_global_state():
+    """Every test: no pyplot figure is created and rcParams are unchanged."""
+    before_figs = plt.get_fignums()
+    before_rc = dict(matplotlib.rcParams)
+    yield
+    assert plt.get_fignums() == before_figs
+    after_rc = dict(matplotlib.rcParams)
+    changed = {k for k in before_rc if before_rc[k] != after_rc.get(k)}
+    assert not changed, f"rcParams changed: {sorted(changed)}"
+
+
+def _line(ax, gid):
+    found = [ln for ln in ax.get_lines() if ln.get_gid() == gid]
+    assert len(found) == 1, f"expected one line {gid!r}, found {len(found)}"
+    return found[0]
+
+
+def _lines(ax, prefix):
+    return [ln for ln in ax.get_lines() if (ln.get_gid() or "").startswith(prefix)]
+
+
+def _pointset(x, y, decimals=12):
+    """The (x, y) points of a curve as a set, rounded to absorb last-bit differences."""
+    return set(map(tuple, np.round(np.c_[x, y], decimals).tolist()))
+
+
+def _legend_texts(ax):
+    leg = ax.get_legend()
+    assert leg is not None
+    return [t.get_text() for t in leg.get_texts()]
+
+
+# --------------------------------------------------------------------------- ROC
+
+
+def test_roc_draws_on_given_ax_and_matches_sklearn(ax, data, runs):
+    from sklearn.metrics import roc_auc_score, roc_curve
+
+    out = plots.plot_roc(runs, ax=ax)
+    assert out is ax
+    for name, (y, s, c) in data.items():
+        line = _line(ax, f"roc:{name}")
+        fpr, tpr, _ = metrics.roc_curve(c)
+        np.testing.assert_array_equal(line.get_xdata(), fpr)
+        np.testing.assert_array_equal(line.get_ydata(), tpr)
+        # independent reference: scikit-learn's curve with every threshold kept
+        sk_fpr, sk_tpr, _ = roc_curve(y, s, drop_intermediate=False)
+        pts = _pointset(line.get_xdata(), line.get_ydata())
+        sk = _pointset(sk_fpr, sk_tpr)
+        assert sk <= pts
+        # legend carries the AUC
+        assert any(f"{name} (AUC {roc_auc_score(y, s):.3f})" == t for t in _legend_texts(ax))
+        hull = _line(ax, f"hull:{name}")
+        h = metrics.convex_hull(c)
+        np.testing.assert_array_equal(hull.get_xdata(), h.fpr)
+    chance = _line(ax, "chance")
+    np.testing.assert_array_equal(chance.get_xdata(), [0.0, 1.0])
+    assert ax.get_xscale() == "linear"
+    assert "FPR" in ax.get_xlabel() and "TPR" in ax.get_ylabel()
+    assert len(ax.get_lines()) == 2 * len(runs) + 1  # curves, hulls, chance
+
+
+def test_roc_log_scale_keeps_every_point_and_bends_straight_segments(ax, runs):
+    plots.plot_roc(runs, ax=ax, log_fpr=True, chance=False)
+    assert ax.get_xscale() == "log"
+    assert "log scale" in ax.get_xlabel()
+    assert ax.get_xlim()[0] > 0
+    for name, c in runs.items():
+        fpr, tpr, _ = metrics.roc_curve(c)
+        line = _line(ax, f"roc:{name}")
+        x, y = line.get_xdata(), line.get_ydata()
+        pts = _pointset(x, y)
+        assert _pointset(fpr, tpr) <= pts
+        assert np.all(np.diff(x) >= 0)
+        h = metrics.convex_hull(c)
+        hx = _line(ax, f"hull:{name}").get_xdata()
+        assert hx.size > h.fpr.size  # long hull edges are sampled along the log axis
+
+
+def test_roc_iso_performance_lines_are_tangent_to_all_runs(ax, data, runs):
+    from sklearn.metrics import roc_curve
+
+    slopes = [2.0, (25.0, "deployment")]
+    plots.plot_roc(runs, ax=ax, iso_slopes=slopes)
+    # independent: the best value of tpr - m fpr over every run's sklearn ROC points
+    all_pts = np.vstack(
+        [np.c_[roc_curve(y, s, drop_intermediate=False)[:2]] for y, s, _ in data.values()]
+    )
+    for m in (2.0, 25.0):
+        line = _line(ax, f"iso:{m:.6g}")
+        x, y = line.get_xdata(), line.get_ydata()
+        intercept = y[0] - m * x[0]
+        np.testing.assert_allclose(np.diff(y) / np.diff(x), m)
+        best = np.max(all_pts[:, 1] - m * all_pts[:, 0])
+        assert intercept == pytest.approx(best, abs=1e-12)
+        point = _line(ax, f"iso_point:{m:.6g}")
+        px, py = point.get_xdata()[0], point.get_ydata()[0]
+        assert py - m * px == pytest.approx(best, abs=1e-12)
+        assert np.all((y >= -1e-12) & (y <= 1 + 1e-12))
+    assert any(t.startswith("deployment (touches ") for t in _legend_texts(ax))
+
+
+def test_roc_iso_line_steeper_than_hull_touches_always_negative(ax):
+    # the top score is a negative: the hull leaves the origin with finite slope 2 / 0.5 = 4
+    c = RocCounts.from_scores([0, 1, 1, 0], [0.9, 0.8, 0.7, 0.1])
+    plots.plot_roc({"r": c}, ax=ax, iso_slopes=[1e9, 0.5])
+    flat = _line(ax, "iso_point:0.5")
+    assert (flat.get_xdata()[0], flat.get_ydata()[0]) == (0.5, 1.0)
+    point = _line(ax, "iso_point:1e+09")
+    assert (point.get_xdata()[0], point.get_ydata()[0]) == (0.0, 0.0)
+    assert any("always negative" in t for t in _legend_texts(ax))
+
+
+def test_roc_bands_shaded_with_their_label(ax, runs):
+    grid = np.linspace(0, 1, 11)
+    band = (grid, np.clip(grid - 0.1, 0, 1), np.clip(grid + 0.2, 0, 1), "95% simultaneous (sup-t)")
+    plots.plot_roc(runs, ax=ax, bands={"narrow": band})
+    polys = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert [p.get_gid() for p in polys] == ["band:narrow"]
+    assert "shaded: 95% simultaneous (sup-t)" in _legend_texts(ax)
+
+
+def test_roc_accepts_single_counts_and_creates_unregistered_figure(runs):
+    out = plots.plot_roc(runs["narrow"])
+    assert isinstance(out.figure, Figure)
+    assert isinstance(out.figure.canvas, FigureCanvasAgg)
+    assert _line(out, "roc:run") is not None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"counts_by_name": {}}, "counts_by_name is empty"),
+        ({"counts_by_name": [1, 2]}, "counts_by_name must be a mapping"),
+        ({"counts_by_name": {"a": 3}}, r"counts_by_name\['a'\] must be a RocCounts"),
+        ({"iso_slopes": [-1.0]}, "iso_slopes must be positive"),
+        ({"bands": {"zzz": ([0, 1], [0, 1], [0, 1], "x")}}, "unknown name"),
+        ({"bands": {"narrow": ([0, 1], [0], [0, 1], "x")}}, "one length"),
+        ({"bands": {"narrow": ([0, 1], [0, 1], [0, 1], "")}}, "label"),
+        ({"bands": {"narrow": ([0, 1], [0.5, 1], [0, 1], "x")}}, "lower exceeds upper"),
+    ],
+)
+def test_roc_rejects_bad_input_naming_the_argument(runs, kwargs, match):
+    kwargs = {"counts_by_name": runs, **kwargs}
+    with pytest.raises((ValueError, TypeError), match=match):
+        plots.plot_roc(kwargs.pop("counts_by_name"), **kwargs)
+
+
+# --------------------------------------------------------------------------- PR
+
+
+def test_pr_line_equals_metrics_and_passes_through_sklearn_points(ax, data, runs):
+    from sklearn.metrics import precision_recall_curve
+
+    out = plots.plot_pr(runs, ax=ax, points_per_segment=5)
+    assert out is ax
+    for name, (y, s, c) in data.items():
+        line = _line(ax, f"pr:{name}:0")
+        rec, prec = metrics.pr_curve(c, None, interpolate=True, points_per_segment=5)
+        np.testing.assert_array_equal(line.get_xdata(), rec)
+        np.testing.assert_array_equal(line.get_ydata(), prec)
+        # at the test prevalence every sklearn PR point (a segment end) lies on our line
+        sk_p, sk_r, _ = precision_recall_curve(y, s, drop_intermediate=False)
+        ours = _pointset(line.get_xdata(), line.get_ydata(), 9)
+        # the last sklearn point is its (recall 0, precision 1) anchor, not a threshold
+        sk = _pointset(sk_r[:-1], sk_p[:-1], 9)
+        assert sk <= ours
+    eta = runs["narrow"].prevalence
+    assert "test prevalence" in ax.get_title(loc="left")
+    assert _line(ax, "chance").get_ydata()[0] == pytest.approx(eta)
+    assert ax.get_xlabel().startswith("recall")
+
+
+def test_pr_at_chosen_prevalence_uses_eq8(ax, runs):
+    eta = 1e-3
+    plots.plot_pr(runs, 1e-3, ax=ax, points_per_segment=1)
+    for name, c in runs.items():
+        line = _line(ax, f"pr:{name}:0")
+        # Brabec eq. 8 at the stored points, written out independently
+        t, f = c.tpr, c.fpr
+        expected = t * eta / (t * eta + f * (1 - eta))
+        np.testing.assert_allclose(line.get_ydata()[1:], expected, rtol=1e-12)
+    assert "10^{-3}" in ax.get_title(loc="left")
+
+
+def test_pr_several_prevalences_one_style_each(ax, runs):
+    plots.plot_pr(runs, [1e-2, 1e-4], ax=ax)
+    lines = _lines(ax, "pr:")
+    assert len(lines) == 4
+    assert _line(ax, "pr:narrow:0").get_linestyle() != _line(ax, "pr:narrow:1").get_linestyle()
+    assert len(_lines(ax, "chance")) == 2
+    with pytest.raises(ValueError, match="bands need a single prevalence"):
+        plots.plot_pr(runs, [1e-2, 1e-4], ax=ax, bands={"narrow": ([0, 1], [0, 0], [1, 1], "b")})
+    with pytest.raises(ValueError, match="prevalence must lie strictly between 0 and 1"):
+        plots.plot_pr(runs, 1.5, ax=ax)
+
+
+# --------------------------------------------------------------------------- P3
+
+
+def test_p3_brabec_figure_1_point(ax):
+    eta = np.geomspace(1e-6, 0.5, 50)
+    out = plots.plot_p3(
+        {"clf": (0.6, 0.001, "TPR 60 %")}, eta, ax=ax, highlight=(0.1, [1e-3, 1e-4])
+    )
+    assert out is ax
+    line = _line(ax, "p3:clf")
+    np.testing.assert_allclose(line.get_xdata(), eta)
+    np.testing.assert_allclose(line.get_ydata(), 0.6 * eta / (0.6 * eta + 0.001 * (1 - eta)))
+    marks = _line(ax, "p3_at_deployment:clf")
+    # Brabec Fig. 1: at η = 1e-3 precision is 0.6e-3 / (0.6e-3 + 0.999e-3) ≈ 0.375
+    assert marks.get_ydata()[0] == pytest.approx(0.0006 / (0.0006 + 0.000999))
+    assert ax.get_xscale() == "log"
+    assert ax.get_xlabel() == "prevalence η (log scale)"
+    assert [ln.get_xdata()[0] for ln in _lines(ax, "test_prevalence")] == [0.1]
+    assert sorted(ln.get_xdata()[0] for ln in _lines(ax, "deployment_prevalence")) == [1e-4, 1e-3]
+
+
+def test_p3_rejects_bad_points(ax):
+    with pytest.raises(ValueError, match=r"operating_points\['x'\] fpr must be in \[0, 1\]"):
+        plots.plot_p3({"x": (0.5, 2.0, "bad")}, ax=ax)
+    with pytest.raises(ValueError, match="operating_points must be a non-empty mapping"):
+        plots.plot_p3({}, ax=ax)
+
+
+# --------------------------------------------------------------------------- metric vs η
+
+
+def test_metric_vs_prevalence_flips_and_highlights(ax, runs):
+    eta = metrics.default_prevalence_grid(num=60)
+    sweeps = {n: (eta, metrics.average_precision(c, eta)) for n, c in runs.items()}
+    band = (eta, sweeps["wide"][1] * 0.9, sweeps["wide"][1] * 1.1, "95% pointwise (bootstrap)")
+    out = plots.plot_metric_vs_prevalence(
+        sweeps,
+        metric_label="average precision",
+        ax=ax,
+        bands={"wide": band},
+        flip_points=[(3e-3, "narrow ↔ wide"), (2e-5, "other")],
+        test_prevalence=runs["wide"].prevalence,
+        deployment_prevalences=[1e-4],
+        deployment_range=(1e-5, 1e-3),
+    )
+    assert out is ax
+    for name in runs:
+        np.testing.assert_allclose(_line(ax, f"sweep:{name}").get_ydata(), sweeps[name][1])
+    flips = sorted(ln.get_xdata()[0] for ln in _lines(ax, "flip") if ln.get_gid() == "flip")
+    assert flips == [2e-5, 3e-3]
+    markers = sorted(ln.get_xdata()[0] for ln in _lines(ax, "flip_marker"))
+    assert markers == [2e-5, 3e-3]
+    assert [t.get_text() for t in ax.texts] == ["narrow ↔ wide", "other"]
+    test_line = _line(ax, "test_prevalence")
+    dep_line = _line(ax, "deployment_prevalence")
+    assert test_line.get_xdata()[0] == pytest.approx(runs["wide"].prevalence)
+    assert dep_line.get_xdata()[0] == 1e-4
+    assert test_line.get_linestyle() != dep_line.get_linestyle()
+    assert ax.get_xscale() == "log"
+    assert ax.get_ylabel() == "average precision"
+    texts = _legend_texts(ax)
+    assert "shaded: 95% pointwise (bootstrap)" in texts
+    assert "ranking flip η*" in texts and "deployment range" in texts
+    polys = [c.get_gid() for c in ax.collections if isinstance(c, PolyCollection)]
+    assert polys[0] == "band:wide"
+
+
+def test_metric_vs_prevalence_rejects_misaligned(ax):
+    with pytest.raises(ValueError, match=r"sweeps\['a'\]: eta and values must be 1-d"):
+        plots.plot_metric_vs_prevalence({"a": ([0.1, 0.2], [1.0])}, metric_label="AP", ax=ax)
+    with pytest.raises(ValueError, match="flip_points eta must lie strictly between 0 and 1"):
+        plots.plot_metric_vs_prevalence(
+            {"a": ([0.1, 0.2], [1.0, 2.0])}, metric_label="AP", ax=ax, flip_points=[(0, "x")]
+        )
+
+
+# --------------------------------------------------------------------------- B-ROC
+
+
+def test_broc_maps_hull_to_bayesian_false_alarm(ax, runs):
+    etas = [1e-2, 1e-3]
+    out = plots.plot_broc(runs, etas, ax=ax)
+    assert out is ax
+    assert len(_lines(ax, "broc:")) == len(runs) * len(etas)
+    for name, c in runs.items():
+        h = metrics.convex_hull(c)
+        for j, eta in enumerate(etas):
+            line = _line(ax, f"broc:{name}:{j}")
+            x, y = line.get_xdata(), line.get_ydata()
+            # each hull vertex (f, t) with t > 0 maps to B_FA = (1-η) f / (η t + (1-η) f)
+            for f, t in zip(h.fpr, h.tpr, strict=True):
+                if t > 0:
+                    bfa = (1 - eta) * f / (eta * t + (1 - eta) * f)
+                    k = np.flatnonzero(np.isclose(y, t))
+                    assert np.any(np.isclose(x[k], bfa, atol=1e-12))
+            assert x[-1] == pytest.approx(1 - eta) and y[-1] == 1.0  # (1,1) -> (1-η, 1)
+    chance = sorted(ln.get_xdata()[0] for ln in _lines(ax, "chance"))
+    assert chance == pytest.approx([1 - 1e-2, 1 - 1e-3])
+    assert "1 − PPV" in ax.get_xlabel() and "P_D" in ax.get_ylabel()
+
+
+# --------------------------------------------------------------------------- cost curves
+
+
+def test_cost_curve_lines_envelope_and_trivial_classifiers(ax, runs):
+    out = plots.plot_cost_curve(runs, cost_fp=1, cost_fn=10, ax=ax)
+    assert out is ax
+    colls = [c for c in ax.collections if isinstance(c, LineCollection)]
+    assert sorted(c.get_gid() for c in colls) == [f"cost_lines:{n}" for n in sorted(runs)]
+    for name, c in runs.items():
+        env = _line(ax, f"cost_envelope:{name}")
+        pc, y = env.get_xdata(), env.get_ydata()
+        # independent: min over hull vertices of the Drummond–Holte line FNR·PC + FPR·(1−PC)
+        h = metrics.convex_hull(c)
+        ref = np.min((1 - h.tpr)[:, None] * pc + h.fpr[:, None] * (1 - pc), axis=0)
+        np.testing.assert_allclose(y, ref, atol=1e-12)
+        assert np.all(y <= np.minimum(pc, 1 - pc) + 1e-12)  # never worse than trivial
+        (coll,) = [x for x in colls if x.get_gid() == f"cost_lines:{name}"]
+        assert len(coll.get_segments()) == h.fpr.size
+    neg, pos = _line(ax, "always_negative"), _line(ax, "always_positive")
+    np.testing.assert_allclose(neg.get_ydata(), neg.get_xdata())
+    np.testing.assert_allclose(pos.get_ydata(), 1 - pos.get_xdata())
+    assert "C_FN = 10" in ax.get_title(loc="left")
+    with pytest.raises(ValueError, match="cost_fn must be positive"):
+        plots.plot_cost_curve(runs, cost_fn=0, ax=ax)
+
+
+# --------------------------------------------------------------------------- sample size
+
+
+def test_sample_size_marks_where_test_set_is_too_small(ax):
+    fpr = np.geomspace(1e-5, 1, 41)
+    n_neg = 10_000
+    width = 1.96 * np.sqrt((1 - fpr) / (fpr * n_neg))  # Wald relative half-width
+    out = plots.plot_sample_size({"run": (fpr, width)}, tolerance=0.2, ax=ax, interval_label="W")
+    assert out is ax
+    limit = _line(ax, "size_limit:run").get_xdata()[0]
+    assert width[fpr == limit][0] > 0.2
+    assert np.all(width[fpr > limit] <= 0.2)
+    assert _line(ax, "tolerance").get_ydata()[0] == 0.2
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert "(W)" in ax.get_title(loc="left")
+    plots.plot_sample_size({"run": (fpr, width)}, min_fpr={"run": 1e-3}, ax=ax)
+    assert 1e-3 in [ln.get_xdata()[0] for ln in _lines(ax, "size_limit:run")]
+    with pytest.raises(ValueError, match=r"widths_by_name\['run'\]: fpr must lie in"):
+        plots.plot_sample_size({"run": ([0.0, 0.1], [1.0, 1.0])}, ax=ax)
+
+
+# --------------------------------------------------------------------------- figures and output
+
+
+def test_run_figures_all_keys_png_svg(runs):
+    figs = plots.run_figures(runs["narrow"], prevalences=[1e-3, 1e-4], cost_fn=100, name="m")
+    assert set(figs) == {"roc", "roc_log", "pr", "p3", "broc", "cost"}
+    for fig in figs.values():
+        assert isinstance(fig, Figure)
+    roc_ax = figs["roc"].axes[0]
+    assert len(_lines(roc_ax, "iso:")) + len(_lines(roc_ax, "iso_point:")) >= 2
+    assert figs["roc_log"].axes[0].get_xscale() == "log"
+    assert len(_lines(figs["pr"].axes[0], "pr:")) == 3  # test η and two deployment η
+    assert len(_lines(figs["p3"].axes[0], "p3:")) == 3
+    png = plots.figure_to_png(figs["roc"])
+    assert png.startswith(PNG_SIGNATURE)
+    # deterministic: the same inputs give the same bytes
+    again = plots.run_figures(runs["narrow"], prevalences=[1e-3, 1e-4], cost_fn=100, name="m")
+    assert png == plots.figure_to_png(again["roc"])
+    svg = plots.figure_to_svg(figs["pr"])
+    root = ET.fromstring(svg)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    allowed = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
+    import re
+
+    assert set(re.findall(r"https?://[^\"'\s<>)]*", svg)) <= allowed
+    for el in root.iter():
+        for key, value in el.attrib.items():
+            if key.endswith("href"):
+                assert not value.startswith(("http", "//")), value
+    assert svg == plots.figure_to_svg(again["pr"])  # deterministic ids
+    plots.close_figure(figs["cost"])
+    assert not figs["cost"].axes
+
+
+def test_close_figure_closes_pyplot_figures_too():
+    fig = plt.figure()
+    num = fig.number
+    plots.plot_roc(RocCounts.from_scores([0, 1, 0, 1], [0.1, 0.9, 0.4, 0.3]), ax=fig.add_subplot())
+    assert num in plt.get_fignums()
+    png = plots.figure_to_png(fig, close=True)
+    assert png.startswith(PNG_SIGNATURE)
+    assert num not in plt.get_fignums()
+
+
+def test_run_colors_deterministic_and_distinct():
+    names = ["a", "b", "c", "d", "e", "f", "g", "h"]
+    c1 = plots.run_colors(names)
+    c2 = plots.run_colors(list(reversed(names)))
+    assert c1 == c2
+    assert len(set(c1.values())) == len(names)
+    assert set(c1.values()) <= set(plots.PALETTE)
+    # one run alone keeps a stable colour between calls
+    assert plots.run_colors(["model-x"]) == plots.run_colors(("model-x",))
+    many = plots.run_colors([f"r{i}" for i in range(20)])
+    assert len(many) == 20
+    styles = plots._run_styles([f"r{i}" for i in range(10)])
+    assert len({styles[n] for n in styles}) == 10  # colour + dash pattern tell all apart
+
+
+def test_import_does_not_load_matplotlib():
+    code = (
+        "import sys, mlflow_imbalance.plots as p\n"
+        "assert 'matplotlib' not in sys.modules, 'imported at module import'\n"
+        "import numpy as np\n"
+        "from mlflow_imbalance.counts import RocCounts\n"
+        "p.plot_roc({'a': RocCounts.from_scores([0, 1, 1, 0], [0.1, 0.8, 0.3, 0.2])})\n"
+        "assert 'matplotlib' in sys.modules\n"
+        "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot used'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+# --------------------------------------------------------------------------- properties
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.floats(0, 1, allow_nan=False), min_size=2, max_size=30),
+    st.floats(1e-6, 1e-2),
+)
+def test_log_densify_keeps_points_and_stays_on_segments(xs, x_min):
+    x = np.sort(np.asarray(xs))
+    y = np.linspace(0, 1, x.size)
+    dx, dy = plots._log_densify(x, y, x_min)
+    # the original points appear in order
+    pos = 0
+    for xv, yv in zip(x, y, strict=True):
+        while not (dx[pos] == xv and dy[pos] == yv):
+            pos += 1
+    assert np.all(np.diff(dx) >= -1e-15)
+    # every inserted point lies on the straight segment through its neighbours' originals
+    interp = np.interp(dx, x, y)
+    unique_x = np.unique(x).size == x.size
+    if unique_x:
+        np.testing.assert_allclose(dy, interp, atol=1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(2, 40), st.integers(2, 60))
+def test_roc_line_equals_metrics_roc_curve_for_random_scores(seed, n_pos, n_neg):
+    rng = np.random.default_rng(seed)
+    y = np.r_[np.ones(n_pos), np.zeros(n_neg)]
+    s = np.round(rng.normal(size=n_pos + n_neg) + y, 1)
+    c = RocCounts.from_scores(y, s)
+    fig = Figure()
+    ax = fig.add_subplot()
+    plots.plot_roc({"r": c}, ax=ax, iso_slopes=[1.0])
+    fpr, tpr, _ = metrics.roc_curve(c)
+    np.testing.assert_array_equal(_line(ax, "roc:r").get_xdata(), fpr)
+    np.testing.assert_array_equal(_line(ax, "roc:r").get_ydata(), tpr)
+    point = _line(ax, "iso_point:1")
+    best = np.max(np.r_[tpr - fpr, 0.0])
+    assert point.get_ydata()[0] - point.get_xdata()[0] == pytest.approx(best)
