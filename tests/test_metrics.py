@@ -645,3 +645,53 @@ def test_broc_of_hull_non_decreasing(d, p):
     assert np.all(np.diff(det) >= 0)
     assert np.all(np.diff(bfa) >= -1e-12)
     assert np.all((bfa >= 0) & (bfa <= 1))
+
+
+@PROPS
+@given(tied_data(max_size=80))
+def test_hull_is_exact_upper_hull(d):
+    # exact integer orientation tests, independent of the implementation
+    y, s = d
+    c = RocCounts.from_scores(y, s, compress=False)
+    h = m.convex_hull(c)
+    hx = np.round(h.fpr * c.n_neg).astype(np.int64).tolist()
+    hy = np.round(h.tpr * c.n_pos).astype(np.int64).tolist()
+    assert (hx[0], hy[0], hx[-1], hy[-1]) == (0, 0, c.n_neg, c.n_pos)
+    for i in range(1, len(hx) - 1):  # strictly convex: no collinear or reflex vertex
+        cross = (hx[i] - hx[i - 1]) * (hy[i + 1] - hy[i - 1]) - (hy[i] - hy[i - 1]) * (
+            hx[i + 1] - hx[i - 1]
+        )
+        assert cross < 0
+    for px, py in zip([0, *c.fp.tolist()], [0, *c.tp.tolist()], strict=True):
+        j = min(int(np.searchsorted(hx, px, side="right")) - 1, len(hx) - 2)
+        cross = (hx[j + 1] - hx[j]) * (py - hy[j]) - (hy[j + 1] - hy[j]) * (px - hx[j])
+        assert cross <= 0  # every ROC point on or below the hull
+    vert = set(zip(hx, hy, strict=True))
+    assert vert <= set(zip([0, *c.fp.tolist()], [0, *c.tp.tolist()], strict=True))
+
+
+@settings(max_examples=25, deadline=None)
+@given(tied_data(max_size=40), st.sampled_from([1e-6, 1e-3, 0.05, 0.5, 0.95]))
+def test_pr_auc_equals_numerical_integration(d, eta):
+    y, s = d
+    c = RocCounts.from_scores(y, s)
+    assert m.pr_auc(c, eta) == pytest.approx(_brute_pr_auc(c.fpr, c.tpr, eta), rel=1e-9)
+
+
+def test_zero_weight_examples_change_nothing():
+    # zero-weight examples above every score create a stored point with TP = FP = 0
+    y, s = _data(4, n=150)
+    w = np.ones(y.size)
+    y2 = np.concatenate(([True, False], y))
+    s2 = np.concatenate(([s.max() + 2, s.max() + 1], s))
+    w2 = np.concatenate(([0.0, 0.0], w))
+    a = RocCounts.from_scores(y, s, sample_weight=w)
+    b = RocCounts.from_scores(y2, s2, sample_weight=w2)
+    assert b.tp[0] == 0 and b.fp[0] == 0
+    assert m.precision(b, 0.1)[0] == 0.0  # the documented 0/0 convention
+    for eta in (1e-4, 0.1, 0.7):
+        assert m.average_precision(b, eta) == pytest.approx(m.average_precision(a, eta), rel=1e-13)
+        assert m.pr_auc(b, eta) == pytest.approx(m.pr_auc(a, eta), rel=1e-13)
+        assert m.max_f1(b, eta) == pytest.approx(m.max_f1(a, eta), rel=1e-13)
+    assert m.roc_auc(b) == pytest.approx(m.roc_auc(a), rel=1e-13)
+    np.testing.assert_allclose(m.convex_hull(b).tpr, m.convex_hull(a).tpr, rtol=1e-13)
