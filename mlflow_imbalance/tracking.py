@@ -1238,3 +1238,25 @@ def autolog(
             return
         if not silent:
             logger.info("mlflow-imbalance autologging enabled for scikit-learn ranking metrics")
+
+
+# ------------------------------------------------------------------------------ callbacks
+
+
+def _log_safely(
+    y_true: Any, y_score: Any, *, source: str, strict: bool = False, **kwargs: Any
+) -> LoggedCounts | None:
+    """:func:`log_scores` for training callbacks and plugins: failures warn, never raise.
+
+    A failure (bad validation data, unreachable tracking server, ...) is logged and warned about
+    and None is returned, so the user's training finishes; ``strict=True`` re-raises instead.
+    """
+    try:
+        return log_scores(y_true, y_score, **kwargs)
+    except Exception as exc:
+        if strict:
+            raise
+        message = f"mlflow-imbalance {source}: could not log scores: {exc!r}"
+        logger.warning(message)
+        warnings.warn(message, UserWarning, stacklevel=3)
+        return None

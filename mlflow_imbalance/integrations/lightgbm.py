@@ -1,0 +1,109 @@
+"""LightGBM callback that logs the ROC counts of a validation set at the end of training.
+
+Example::
+
+    from mlflow_imbalance.integrations.lightgbm import ImbalanceCallback
+
+    cb = ImbalanceCallback(X_val, y_val)
+    with mlflow.start_run():
+        booster = lightgbm.train(params, train_set, callbacks=[cb])
+        # with early stopping training ends before the last iteration: log explicitly
+        booster = lightgbm.train(params, train_set, valid_sets=[val_set],
+                                 callbacks=[lightgbm.early_stopping(10)])
+        cb.log_booster(booster)
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import lightgbm
+
+from mlflow_imbalance.tracking import LoggedCounts, _log_safely
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["ImbalanceCallback"]
+
+
+class ImbalanceCallback:
+    """A LightGBM callback (a callable taking ``CallbackEnv``) logging at the last iteration.
+
+    At the final iteration of ``lightgbm.train`` (or ``LGBMClassifier.fit``) the validation set
+    is scored with the booster (``predict``: probabilities for ``binary``, raw scores for
+    objectives without a link) and logged with :func:`~mlflow_imbalance.log_scores`. LightGBM's
+    early stopping ends training by an exception before the last iteration, so this callback then
+    never fires: call :meth:`log_booster` with the returned booster (it uses the best iteration).
+    A logging failure warns and training finishes (``strict=True`` raises instead).
+
+    Args:
+        X_val: validation features.
+        y_val: validation labels (binary).
+        name: counts name (``imbalance/<name>/``).
+        strict: re-raise logging errors instead of warning.
+        **log_kwargs: passed to :func:`~mlflow_imbalance.log_scores`.
+
+    Attributes:
+        logged: :class:`~mlflow_imbalance.tracking.LoggedCounts` of the last logging, or None.
+    """
+
+    #: run after LightGBM's built-in callbacks (early stopping has order 30)
+    order = 40
+    before_iteration = False
+
+    def __init__(
+        self,
+        X_val: Any,
+        y_val: Any,
+        *,
+        name: str = "validation",
+        strict: bool = False,
+        **log_kwargs: Any,
+    ) -> None:
+        self.X_val = X_val
+        self.y_val = y_val
+        self.name = name
+        self.strict = strict
+        self.log_kwargs = log_kwargs
+        self.logged: LoggedCounts | None = None
+
+    def __call__(self, env: Any) -> None:
+        """LightGBM's callback hook: log after the last iteration."""
+        if env.iteration + 1 < env.end_iteration:
+            return
+        if not isinstance(env.model, lightgbm.Booster):  # lightgbm.cv: nothing single to score
+            logger.debug("mlflow-imbalance LightGBM callback: not a Booster (cv?); skipped")
+            return
+        self.log_booster(env.model, num_iteration=env.iteration + 1)
+
+    def log_booster(self, booster: Any, num_iteration: int | None = None) -> LoggedCounts | None:
+        """Score the validation set with ``booster`` and log (use after early stopping).
+
+        Args:
+            booster: a ``lightgbm.Booster`` or a fitted ``LGBMClassifier`` (its booster is used).
+            num_iteration: iterations to use; None = the best iteration when recorded, else all.
+
+        Returns:
+            The logged counts, or None when logging failed (and warned).
+        """
+        booster = getattr(booster, "booster_", booster)
+        try:
+            if num_iteration is None:
+                best = getattr(booster, "best_iteration", 0) or 0
+                num_iteration = best if best > 0 else None
+            scores = booster.predict(self.X_val, num_iteration=num_iteration)
+        except Exception as exc:
+            if self.strict:
+                raise
+            logger.warning("mlflow-imbalance LightGBM callback: scoring failed: %r", exc)
+            return None
+        self.logged = _log_safely(
+            self.y_val,
+            scores,
+            source="LightGBM callback",
+            strict=self.strict,
+            name=self.name,
+            **self.log_kwargs,
+        )
+        return self.logged
