@@ -75,6 +75,13 @@ def _default_pos_label(classes: np.ndarray) -> Any:
     )
 
 
+def _is_bool_like(value: Any) -> bool:
+    """True for True/False and the numbers 1/0 (which equal them), e.g. ``pos_label=1``."""
+    if isinstance(value, (bool, np.bool_)):
+        return True
+    return isinstance(value, (int, np.integer)) and value in (0, 1)
+
+
 def binarize_labels(
     y_true: Any,
     pos_label: Any = None,
@@ -96,9 +103,9 @@ def binarize_labels(
     y = as_1d_array(y_true, name)
     if y.size == 0:
         raise ValueError(f"{name} is empty: at least one positive and one negative are needed")
-    if y.dtype == bool and pos_label in (None, True, 1):
-        is_pos = y
-        classes = np.unique(y)
+    if y.dtype == bool and (pos_label is None or _is_bool_like(pos_label)):
+        # Bools are binary by construction: no need to look at the classes.
+        is_pos = y if (pos_label is None or bool(pos_label)) else ~y
     else:
         if y.dtype.kind == "f" and np.isnan(y).any():
             raise ValueError(f"{name} contains {int(np.isnan(y).sum())} NaN label(s)")

@@ -42,7 +42,7 @@ __all__ = ["CountsAccumulator", "RocCounts", "merge_counts"]
 
 
 def _first_of_runs(sorted_values: np.ndarray) -> np.ndarray:
-    """Indices where a new value starts in an ascending array (the first of each tie run)."""
+    """Indices where a new value starts in a sorted array (the first of each tie run)."""
     if sorted_values.size == 0:
         return np.zeros(0, dtype=np.intp)
     flag = np.empty(sorted_values.size, dtype=bool)
@@ -69,84 +69,264 @@ def _keep_mask(tp: np.ndarray) -> np.ndarray:
     return keep
 
 
-def _compressed_from_sorted(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Compressed counts from the ascending-sorted scores of each class (unweighted).
+# ---------------------------------------------------------------------------------------------
+# Construction kernels.
+#
+# Compressed counts only need, for the m distinct positive scores up[0] < ... < up[m-1], the
+# negatives in 2m+1 "slots": slot 2g holds the negatives strictly between up[g-1] and up[g]
+# (a gap; up[-1] = -inf, up[m] = +inf) and slot 2g+1 the negatives tied with up[g]. From the
+# negative count (or weight) of each slot and the smallest negative of each gap (its corner
+# threshold) the compressed curve follows by cumulative sums. Two exact kernels compute the
+# slots: a uniform-grid lookup for few positives (no sort of the negatives at all), and a merge
+# of the two sorted classes otherwise.
 
-    Every positive threshold ``u`` gets ``tp = #pos >= u`` and ``fp = #neg >= u``; the gap of
-    negatives between two consecutive positive thresholds is represented by its lowest negative
-    score (the corner), found with binary searches, so the cost beyond the two sorts is
-    O(P log N).
+#: Grid cells per distinct positive score in the lookup kernel, and the largest grid.
+_GRID_CELLS_PER_POSITIVE = 16
+_GRID_MAX_CELLS = 1 << 22
+#: Use the lookup kernel when distinct positive scores are at most this fraction of negatives.
+_GRID_MAX_POSITIVE_FRACTION = 1 / 16
+#: Below this many negatives the lookup's set-up cost is not worth it.
+_GRID_MIN_NEGATIVES = 1 << 12
+#: Linear probing steps in a crowded grid cell before switching to binary search.
+_GRID_PROBE_ROUNDS = 4
+_F32_SAFE = 1e37
+
+
+def _grid_slots(up: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Slot of every value of ``x``: ``2 * #(up < x) + (x in up)``, exact, without sorting ``x``.
+
+    ``up`` is strictly ascending and finite. A monotone non-decreasing cell map ``f`` (an affine
+    map of the value onto a uniform grid of about 16 cells per element of ``up``, rounded and
+    clipped) sends ``x`` to a cell. Monotonicity alone makes the lookup exact whatever the
+    floating-point rounding: every ``up[j]`` with ``f(up[j]) < f(x)`` is below ``x`` and every
+    one with ``f(up[j]) > f(x)`` is above it. So for a cell holding no element of ``up`` a table
+    gives the slot directly; values in the few cells that do hold some are resolved by probing
+    ``up`` upwards from the cell's first element (and, after a few probes, by binary search).
+    The cost is a handful of vectorised passes over ``x``, O(n + m), whatever the data: with
+    clustered ``up`` more values reach the exact fallback, never a wrong answer.
+    """
+    m = up.size
+    cells = 1 << max(6, int(np.ceil(np.log2(_GRID_CELLS_PER_POSITIVE * m))))
+    cells = min(cells, _GRID_MAX_CELLS)
+    use_f32 = abs(float(up[0])) < _F32_SAFE and abs(float(up[-1])) < _F32_SAFE
+    ftype = np.float32 if use_f32 else np.float64
+    lo = ftype(up[0])
+    span = float(up[-1]) - float(up[0])
+    scale = ftype(cells / span) if span > 0 else ftype(1.0)
+    if not (0.0 < float(scale) < np.inf):
+        scale = ftype(1.0)
+    top = ftype(cells)
+
+    def cell_of(v: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            t = v.astype(ftype)  # monotone rounding (may overflow to +-inf: still monotone)
+            t -= lo
+            t *= scale
+        np.clip(t, ftype(-1.0), top, out=t)
+        t += ftype(1.0)
+        return t.astype(np.intp)  # in [0, cells + 1]; truncation = floor here
+
+    # first[c] = number of up with cell < c; cells holding no element of up are "pure".
+    per_cell = np.bincount(cell_of(up), minlength=cells + 2)
+    first = np.zeros(cells + 2, dtype=np.intp)
+    np.cumsum(per_cell[:-1], out=first[1:])
+    lut = np.where(per_cell == 0, 2 * first, -1 - 2 * first)
+    slot = cell_of(x)
+    lut.take(slot, out=slot, mode="clip")  # in place; indices are always in range
+    idx = np.flatnonzero(slot < 0)
+    if idx.size:
+        xi = x[idx]
+        below = (-1 - slot[idx]) // 2  # #up in lower cells: a lower bound of #(up < xi)
+        up_pad = np.append(up, np.inf)  # sentinel: every x is finite
+        active = np.arange(idx.size)
+        for _ in range(_GRID_PROBE_ROUNDS):
+            active = active[up_pad[below[active]] < xi[active]]
+            if not active.size:
+                break
+            below[active] += 1
+        else:
+            if active.size:
+                below[active] = np.searchsorted(up, xi[active], side="left")
+        slot[idx] = 2 * below + (up_pad[below] == xi)
+    return slot
+
+
+def _merge_left_right(
+    pos: np.ndarray, first: np.ndarray, neg: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """For the distinct positive scores ``pos[first]``: negatives below and at-or-below each.
+
+    ``pos`` and ``neg`` are sorted ascending. The two runs are merged by a stable argsort (a
+    linear-time merge for two sorted runs), positives first among ties, so the number of
+    negatives before the k-th positive is exactly ``#(neg < pos[k])``. Ties with negatives are
+    rare and are counted with a binary search for just those thresholds.
     """
     p, n = pos.size, neg.size
-    first = _first_of_runs(pos)
-    up = pos[first]  # distinct positive scores, ascending
+    both = np.concatenate((pos, neg))
+    order = np.argsort(both, kind="stable")
+    del both
+    where_pos = np.flatnonzero(order < p)
+    del order
+    where_pos -= np.arange(p)
+    left = where_pos[first]
+    up = pos[first]
+    right = left.copy()
+    inside = left < n
+    tied = np.flatnonzero(inside)
+    tied = tied[neg[left[tied]] == up[tied]]
+    if tied.size:
+        right[tied] = np.searchsorted(neg, up[tied], side="right")
+    return left, right
+
+
+def _assemble(
+    up: np.ndarray,
+    tp_up: np.ndarray,
+    fp_up: np.ndarray,
+    gap_nonempty: np.ndarray,
+    gap_min: np.ndarray,
+    fp_gap: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Interleave positive thresholds and gap corners into compressed descending arrays.
+
+    Args:
+        up: distinct positive scores, ascending (m).
+        tp_up: positives (count or weight) scoring >= each of ``up``.
+        fp_up: negatives scoring >= each of ``up``.
+        gap_nonempty: for each gap g = 0..m (below ``up[g]``, above ``up[g-1]``) whether
+            negatives fall in it.
+        gap_min: smallest negative of each gap (read only where non-empty).
+        fp_gap: negatives scoring >= that smallest negative.
+    """
     m = up.size
-    tp_pos = p - first
-    left = np.searchsorted(neg, up, side="left")
-    right = np.searchsorted(neg, up, side="right")
-    fp_pos = n - left
-    # Gap g (g = 0..m) holds the negatives strictly between up[g-1] and up[g]
-    # (up[-1] = -inf, up[m] = +inf).
-    lo = np.concatenate(([0], right))
-    hi = np.concatenate((left, [n]))
-    pos_le = np.concatenate(([0], np.append(first[1:], p)))  # #pos <= up[g-1]
-    tp_gap = p - pos_le
-    nonempty = lo < hi
-    # Interleave in ascending order: gap 0, up[0], gap 1, up[1], ..., up[m-1], gap m.
-    size = 2 * m + 1
+    ng = np.flatnonzero(gap_nonempty)
+    size = m + ng.size
+    # Ascending position of up[g] is g + (non-empty gaps at or below g); of gap g, g + (non-empty
+    # gaps below g). Written straight into descending order.
+    gaps_upto = np.cumsum(gap_nonempty[:m], dtype=np.intp)
+    at_up = (size - 1) - (np.arange(m, dtype=np.intp) + gaps_upto)
+    at_gap = (size - 1) - (ng + np.arange(ng.size, dtype=np.intp))
     thr = np.empty(size, dtype=np.float64)
-    tp = np.empty(size, dtype=np.int64)
-    fp = np.empty(size, dtype=np.int64)
-    keep = np.ones(size, dtype=bool)
-    thr[1::2], tp[1::2], fp[1::2] = up, tp_pos, fp_pos
-    gap_thr = np.zeros(m + 1)
-    if n:
-        gap_thr[nonempty] = neg[lo[nonempty]]
-    thr[0::2], tp[0::2], fp[0::2] = gap_thr, tp_gap, n - lo
-    keep[0::2] = nonempty
-    return thr[keep][::-1].copy(), tp[keep][::-1].copy(), fp[keep][::-1].copy()
+    tp = np.empty(size, dtype=tp_up.dtype)
+    fp = np.empty(size, dtype=fp_up.dtype)
+    thr[at_up] = up
+    tp[at_up] = tp_up
+    fp[at_up] = fp_up
+    thr[at_gap] = gap_min[ng]
+    # A gap's tp is that of the positive threshold just above it (0 above all positives).
+    tp_above = np.append(tp_up, tp_up.dtype.type(0))
+    tp[at_gap] = tp_above[ng]
+    fp[at_gap] = fp_gap[ng]
+    return thr, tp, fp
 
 
-def _per_threshold_tables(
+def _compressed_counts(
+    pos: np.ndarray,
+    neg: np.ndarray,
+    w_pos: np.ndarray | None = None,
+    w_neg: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Compressed counts (before dropping zero-weight positive thresholds) of the two classes.
+
+    Args:
+        pos: scores of the positives (any order).
+        neg: scores of the negatives (any order).
+        w_pos: weights of the positives, or None for counts.
+        w_neg: weights of the negatives, or None for counts.
+
+    Returns:
+        Descending thresholds, cumulative tp and fp (int64, or float64 with weights).
+    """
+    weighted = w_pos is not None
+    if weighted:
+        order = np.argsort(pos, kind="stable")
+        pos = pos[order]
+        w_pos = w_pos[order]
+    else:
+        pos = np.sort(pos)
+    first = _first_of_runs(pos)
+    up = pos[first]
+    m, n = up.size, neg.size
+    if weighted:
+        per_up = np.add.reduceat(w_pos, first)
+        tp_up = np.cumsum(per_up[::-1])[::-1]
+    else:
+        tp_up = (pos.size - first).astype(np.int64)
+    if n >= _GRID_MIN_NEGATIVES and m <= _GRID_MAX_POSITIVE_FRACTION * n:
+        size = 2 * m + 1
+        slot = _grid_slots(up, neg)
+        neg_in_slot = np.bincount(slot, minlength=size)
+        if weighted:
+            fp_in_slot = np.bincount(slot, weights=w_neg, minlength=size)
+        else:
+            fp_in_slot = neg_in_slot.astype(np.int64, copy=False)
+        slot_min = np.full(size, np.inf)
+        np.minimum.at(slot_min, slot, neg)
+        del slot
+        fp_slot = np.cumsum(fp_in_slot[::-1])[::-1]  # negatives in this slot and above
+        return _assemble(
+            up, tp_up, fp_slot[1::2], neg_in_slot[0::2] > 0, slot_min[0::2], fp_slot[0::2]
+        )
+    if weighted:
+        order = np.argsort(neg)
+        neg = neg[order]
+        w_neg = w_neg[order]
+        del order
+    else:
+        neg = np.sort(neg)
+    left, right = _merge_left_right(pos, first, neg)
+    # Gap g holds the sorted negatives right[g-1]:left[g] (right[-1] = 0, left[m] = n).
+    gap_lo = np.concatenate(([0], right))
+    gap_hi = np.append(left, n)
+    gap_nonempty = gap_hi > gap_lo
+    gap_min = neg[np.minimum(gap_lo, n - 1)]
+    if weighted:
+        cum_w = np.zeros(n + 1)
+        np.cumsum(w_neg, out=cum_w[1:])
+        total = cum_w[-1]
+        fp_up, fp_gap = total - cum_w[left], total - cum_w[gap_lo]
+    else:
+        fp_up, fp_gap = (n - left).astype(np.int64), (n - gap_lo).astype(np.int64)
+    return _assemble(up, tp_up, fp_up, gap_nonempty, gap_min, fp_gap)
+
+
+def _full_tables(
     is_pos: np.ndarray, s: np.ndarray, w: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct scores (descending) with the positive and negative count (or weight) at each."""
-    order = np.argsort(s, kind="stable")[::-1]
-    s_desc = s[order]
-    # A new distinct value starts where it differs from the previous one.
-    flag = np.empty(s_desc.size, dtype=bool)
-    if s_desc.size:
-        flag[0] = True
-        np.not_equal(s_desc[1:], s_desc[:-1], out=flag[1:])
-    starts = np.flatnonzero(flag)
-    yp = is_pos[order]
-    if w is None:
-        pos_w = yp.astype(np.int64)
-        neg_w = (~yp).astype(np.int64)
-    else:
-        ws = w[order]
-        pos_w = np.where(yp, ws, 0.0)
-        neg_w = np.where(yp, 0.0, ws)
-    if s_desc.size == 0:
+    """Every distinct score (descending) with the positive and negative count (weight) at it."""
+    if s.size == 0:
         dtype = np.int64 if w is None else np.float64
         return np.zeros(0), np.zeros(0, dtype=dtype), np.zeros(0, dtype=dtype)
-    return s_desc[starts], np.add.reduceat(pos_w, starts), np.add.reduceat(neg_w, starts)
-
-
-def _tables_from_scores(
-    is_pos: np.ndarray, s: np.ndarray, w: np.ndarray | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Uncompressed per-threshold tables; unweighted input uses two class-wise sorts."""
-    if w is not None:
-        return _per_threshold_tables(is_pos, s, w)
-    pos = np.sort(s[is_pos])
-    neg = np.sort(s[~is_pos])
-    thr = np.union1d(pos, neg)[::-1]  # distinct scores, descending
-    tp = pos.size - np.searchsorted(pos, thr, side="left")
-    fp = neg.size - np.searchsorted(neg, thr, side="left")
-    dtp = np.diff(tp, prepend=0)
-    dfp = np.diff(fp, prepend=0)
-    return thr, dtp.astype(np.int64), dfp.astype(np.int64)
+    if w is None:
+        # Sort each class, then merge the two sorted runs (linear for a stable argsort).
+        pos = np.sort(s[is_pos])
+        neg = np.sort(s[~is_pos])
+        both = np.concatenate((pos, neg))
+        order = np.argsort(both, kind="stable")
+        v = both[order]
+        lab = order < pos.size
+        del order
+        pos_w: np.ndarray = lab
+        neg_w: np.ndarray | None = None
+    else:
+        order = np.argsort(s, kind="stable")
+        v = s[order]
+        lab = is_pos[order]
+        ws = w[order]
+        pos_w = np.where(lab, ws, 0.0)
+        neg_w = np.where(lab, 0.0, ws)
+    starts = _first_of_runs(v)
+    thr = v[starts]
+    if w is None:
+        cum = np.zeros(v.size + 1, dtype=np.int64)
+        np.cumsum(pos_w, out=cum[1:])
+        ends = np.append(starts[1:], v.size)
+        dtp = cum[ends] - cum[starts]
+        dfp = (ends - starts) - dtp
+    else:
+        dtp = np.add.reduceat(pos_w, starts)
+        dfp = np.add.reduceat(neg_w, starts)
+    return thr[::-1].copy(), dtp[::-1].copy(), dfp[::-1].copy()
 
 
 class RocCounts:
@@ -299,24 +479,26 @@ class RocCounts:
     def _from_validated(
         cls, is_pos: np.ndarray, s: np.ndarray, w: np.ndarray | None, *, compress: bool
     ) -> RocCounts:
-        if w is None:
-            n_pos = int(np.count_nonzero(is_pos))
-            n_neg = int(is_pos.size - n_pos)
-            if compress:
-                pos = np.sort(s[is_pos])
-                neg = np.sort(s[~is_pos])
-                thr, tp, fp = _compressed_from_sorted(pos, neg)
-                return cls(thr, tp, fp, n_pos, n_neg, compressed=True, weighted=False)
-            thr, dtp, dfp = _tables_from_scores(is_pos, s, None)
-            return cls(thr, np.cumsum(dtp), np.cumsum(dfp), n_pos, n_neg, weighted=False)
-        thr, dtp, dfp = _per_threshold_tables(is_pos, s, w)
-        n_pos = float(dtp.sum())
-        n_neg = float(dfp.sum())
-        if n_pos <= 0 or n_neg <= 0:
+        weighted = w is not None
+        if compress:
+            is_neg = ~is_pos
+            if weighted:
+                thr, tp, fp = _compressed_counts(s[is_pos], s[is_neg], w[is_pos], w[is_neg])
+            else:
+                thr, tp, fp = _compressed_counts(s[is_pos], s[is_neg])
+            del is_neg
+            n_pos, n_neg = tp[-1], fp[-1]  # the lowest threshold is always kept
+        else:
+            thr, dtp, dfp = _full_tables(is_pos, s, w)
+            tp, fp = np.cumsum(dtp), np.cumsum(dfp)
+            n_pos, n_neg = tp[-1], fp[-1]
+        if weighted and (n_pos <= 0 or n_neg <= 0):
             which = "positives" if n_pos <= 0 else "negatives"
             raise ValueError(f"sample_weight gives the {which} a total weight of zero")
-        out = cls(thr, np.cumsum(dtp), np.cumsum(dfp), n_pos, n_neg, weighted=True)
-        return out.compress() if compress else out
+        out = cls(thr, tp, fp, n_pos, n_neg, compressed=compress, weighted=weighted)
+        # With weights, a positive of zero weight leaves tp flat: compress() drops its threshold
+        # exactly as it would in the uncompressed curve.
+        return out.compress() if (compress and weighted) else out
 
     @classmethod
     def _from_tables(
@@ -490,8 +672,12 @@ class RocCounts:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        err = "" if self.is_exact else (
-            f", max_tpr_error={self.max_tpr_error:.3g}, max_fpr_error={self.max_fpr_error:.3g}"
+        err = (
+            ""
+            if self.is_exact
+            else (
+                f", max_tpr_error={self.max_tpr_error:.3g}, max_fpr_error={self.max_fpr_error:.3g}"
+            )
         )
         return (
             f"RocCounts(n_thresholds={self.n_thresholds}, n_pos={self.n_pos}, "
@@ -594,7 +780,7 @@ class CountsAccumulator:
                 "sample_weight must be given for every batch or for none "
                 f"(this batch: {'given' if weighted else 'missing'})"
             )
-        self._pending.append(_tables_from_scores(is_pos, s, w))
+        self._pending.append(_full_tables(is_pos, s, w))
         self._pending_size += self._pending[-1][0].size
         self.n_seen += int(y.size)
         table_size = 0 if self._table is None else self._table[0].size
