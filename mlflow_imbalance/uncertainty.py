@@ -136,7 +136,7 @@ class Band:
         estimate: point estimate on the grid.
         low: lower edge on the grid.
         high: upper edge on the grid.
-        method: how the band was built, e.g. ``"bootstrap sup-t (logit scale)"``.
+        method: how the band was built, e.g. ``"bootstrap sup-t (arcsine-sqrt scale)"``.
         confidence: nominal level.
         simultaneous: True when the band covers the whole curve on the grid jointly with the
             nominal probability; False for a pointwise band (each grid point separately).
@@ -306,7 +306,7 @@ def _koopman_interval(
     # theta = p1/p2 spans [1/(n1 n2) .. n1 n2] in practice; bracket generously in log space.
     lo_end = np.log(1e-3 / (n1 * n2)) - np.log(np.maximum(n2, 1.0))
     hi_end = np.log(1e3 * n1 * n2) + np.log(np.maximum(n2, 1.0))
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         hat = np.where((x1 > 0) & (x2 > 0), np.log(x1 / n1) - np.log(x2 / n2), np.nan)
 
     def inside(m: np.ndarray) -> np.ndarray:
@@ -1055,15 +1055,13 @@ def _band_from_replicates(
         low = np.quantile(reps, a / 2, axis=0)
         high = np.quantile(reps, 1 - a / 2, axis=0)
         return np.minimum(low, estimate), np.maximum(high, estimate), {}
-    if scale == "logit":
-        eps = 1e-12
-
+    if scale == "arcsine":
+        # variance-stabilising for proportions, finite at 0 and 1 (no clipping artefacts)
         def fwd(x: np.ndarray) -> np.ndarray:
-            x = np.clip(x, eps, 1 - eps)
-            return np.log(x) - np.log1p(-x)
+            return np.arcsin(np.sqrt(np.clip(x, 0.0, 1.0)))
 
         def back(y: np.ndarray) -> np.ndarray:
-            return 1.0 / (1.0 + np.exp(-y))
+            return np.sin(np.clip(y, 0.0, np.pi / 2)) ** 2
     else:
 
         def fwd(x: np.ndarray) -> np.ndarray:
@@ -1110,11 +1108,13 @@ def prevalence_band(
     """Band for AP, PR-AUC, max-F1 or F1 (at ``threshold``) against prevalence.
 
     Count bootstrap (:func:`bootstrap_counts`); the simultaneous band is a bootstrap sup-t band
-    over the log-eta grid on the logit scale: ``logit M(eta) +- c * se(eta)`` with ``c`` the
-    ``confidence`` quantile of ``max_eta |logit M*(eta) - logit M(eta)| / se(eta)``. Its coverage
-    is asymptotic (large counts); at prevalences where the metric rests on a handful of false
-    positives the bootstrap underestimates variability, so check :func:`check_sample_size`
-    there. ``simultaneous=False`` gives percentile intervals, labelled pointwise.
+    over the log-eta grid on the variance-stabilising arcsine-sqrt scale ``g(x) = asin(sqrt x)``:
+    ``g(M(eta)) +- c * se(eta)`` with ``c`` the ``confidence`` quantile of
+    ``max_eta |g(M*(eta)) - g(M(eta))| / se(eta)`` (``se`` the bootstrap SD of ``g(M*)``).
+    Its coverage is asymptotic (large counts); at prevalences where the metric rests on a
+    handful of false positives the bootstrap underestimates variability, so check
+    :func:`check_sample_size` there. ``simultaneous=False`` gives percentile intervals,
+    labelled pointwise.
 
     Args:
         counts: unweighted ROC counts.
@@ -1151,12 +1151,12 @@ def prevalence_band(
         return _metric_batch(metric, tp, fp, counts.n_pos, counts.n_neg, eta, cols, col, grid_step)
 
     reps = bootstrap_statistic(counts, stat, n_boot, seed)
-    low, high, extra = _band_from_replicates(est, reps, conf, simultaneous, "logit")
+    low, high, extra = _band_from_replicates(est, reps, conf, simultaneous, "arcsine")
     if grid_step is not None:
         extra["ap_grid_step"] = grid_step
         extra["ap_max_abs_error"] = grid_step**2 * _LOGISTIC_MAX_CURVATURE / 8
     method = (
-        "count bootstrap sup-t over log-prevalence grid (logit scale)"
+        "count bootstrap sup-t over log-prevalence grid (arcsine-sqrt scale)"
         if simultaneous
         else "count bootstrap percentile"
     )
@@ -1213,7 +1213,7 @@ def roc_band(
     """Vertical band for the ROC curve: TPR at each FPR of a (log-spaced) grid.
 
     TPR at FPR ``f`` is the linear ROC interpolation (the achievable curve). Count bootstrap;
-    sup-t on the logit scale over the FPR grid (default 100 log-spaced FPRs from
+    sup-t on the arcsine-sqrt scale over the FPR grid (default 100 log-spaced FPRs from
     ``max(1e-6, 1/n_neg)`` to 1), or percentile intervals when ``simultaneous=False``.
     """
     conf = _check_confidence(confidence)
@@ -1229,9 +1229,9 @@ def roc_band(
 
     est = stat(np.asarray(counts.tp, float)[None], np.asarray(counts.fp, float)[None])[0]
     reps = bootstrap_statistic(counts, stat, n_boot, seed)
-    low, high, extra = _band_from_replicates(est, reps, conf, simultaneous, "logit")
+    low, high, extra = _band_from_replicates(est, reps, conf, simultaneous, "arcsine")
     method = (
-        "count bootstrap sup-t over FPR grid (logit scale)"
+        "count bootstrap sup-t over FPR grid (arcsine-sqrt scale)"
         if simultaneous
         else ("count bootstrap percentile")
     )
@@ -1265,8 +1265,8 @@ def pr_band(
 
     Precision at recall ``r`` is taken on the linearly interpolated ROC curve (FPR at TPR = r),
     which is the correct (Davis & Goadrich 2006) PR interpolation, then re-weighted to eta
-    (Brabec eq. 8). Count bootstrap; sup-t on the logit scale over the recall grid (default 100
-    points in [0.01, 1]).
+    (Brabec eq. 8). Count bootstrap; sup-t on the arcsine-sqrt scale over the recall grid
+    (default 100 points in [0.01, 1]).
     """
     conf = _check_confidence(confidence)
     eta = float(check_prevalence(prevalence, "prevalence"))
@@ -1295,10 +1295,10 @@ def pr_band(
 
     est = stat(np.asarray(counts.tp, float)[None], np.asarray(counts.fp, float)[None])[0]
     reps = bootstrap_statistic(counts, stat, n_boot, seed)
-    low, high, extra = _band_from_replicates(est, reps, conf, simultaneous, "logit")
+    low, high, extra = _band_from_replicates(est, reps, conf, simultaneous, "arcsine")
     extra["prevalence"] = eta
     method = (
-        "count bootstrap sup-t over recall grid (logit scale)"
+        "count bootstrap sup-t over recall grid (arcsine-sqrt scale)"
         if simultaneous
         else ("count bootstrap percentile")
     )

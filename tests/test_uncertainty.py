@@ -1,0 +1,501 @@
+"""Tests for mlflow_imbalance.uncertainty: intervals, Brabec Delta, sample size, bootstrap, bands.
+
+Reference values come from scipy's own binomial tests, closed forms derived in the test, an
+independent numerical constrained MLE, scikit-learn with sample weights, and simulation from a
+binormal model whose TPR, FPR and precision(eta) are known exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import optimize, stats
+from sklearn.metrics import average_precision_score
+
+from mlflow_imbalance import RocCounts, metrics
+from mlflow_imbalance import uncertainty as u
+
+# ---------------------------------------------------------------------------- rate intervals
+
+
+@pytest.mark.parametrize("n", [1, 10, 10**4, 10**6, 10**9])
+@pytest.mark.parametrize("conf", [0.9, 0.95, 0.99])
+def test_zero_successes_upper_limit_closed_form(n, conf):
+    lo, hi = u.rate_interval(0, n, conf)
+    alpha = 1 - conf
+    assert lo == 0.0
+    assert hi == pytest.approx(-math.expm1(math.log(alpha / 2) / n), rel=1e-9)
+    assert hi > 0  # never a zero-width interval
+
+
+def test_clopper_pearson_and_wilson_match_scipy_binomtest():
+    for k, n in [(0, 7), (3, 10**6), (17, 40), (40, 40), (512, 1000)]:
+        ref = stats.binomtest(k, n).proportion_ci(0.95, method="exact")
+        lo, hi = u.rate_interval(k, n)
+        assert lo == pytest.approx(ref.low, abs=1e-12)
+        assert hi == pytest.approx(ref.high, rel=1e-9)
+        ref_w = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
+        lo_w, hi_w = u.rate_interval(k, n, method="wilson")
+        assert lo_w == pytest.approx(ref_w.low, abs=1e-12)
+        assert hi_w == pytest.approx(ref_w.high, abs=1e-12)
+
+
+def test_jeffreys_is_equal_tailed_beta_posterior():
+    k, n = 4, 50
+    lo, hi = u.rate_interval(k, n, method="jeffreys")
+    post = stats.beta(k + 0.5, n - k + 0.5)
+    assert post.cdf(lo) == pytest.approx(0.025, rel=1e-9)
+    assert post.sf(hi) == pytest.approx(0.025, rel=1e-9)
+    assert u.rate_interval(0, n, method="jeffreys").low == 0.0
+    assert u.rate_interval(n, n, method="jeffreys").high == 1.0
+
+
+def test_rate_interval_vectorised_and_carries_method():
+    k = np.array([0, 1, 5, 100])
+    n = np.array([100, 100, 10**6, 100])
+    iv = u.rate_interval(k, n, 0.9, "clopper-pearson")
+    assert iv.low.shape == (4,) and iv.high.shape == (4,)
+    assert iv.method == "clopper-pearson" and iv.confidence == 0.9
+    for i in range(4):
+        lo, hi = u.rate_interval(int(k[i]), int(n[i]), 0.9)
+        assert iv.low[i] == lo and iv.high[i] == hi
+    lo, hi = iv  # unpacks as a pair
+    again = pickle.loads(pickle.dumps(iv))
+    assert again.method == iv.method and np.array_equal(again.high, hi)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "word"),
+    [
+        ({"k": 5, "n": 3}, "k exceeds n"),
+        ({"k": -1, "n": 3}, "k must be non-negative"),
+        ({"k": 1, "n": 0}, "n must be positive"),
+        ({"k": 1, "n": 3, "confidence": 1.0}, "confidence"),
+        ({"k": 1, "n": 3, "method": "wald"}, "method"),
+        ({"k": float("nan"), "n": 3}, "k must be finite"),
+    ],
+)
+def test_rate_interval_rejects_bad_input(kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        u.rate_interval(**kwargs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 10**7),
+    frac=st.floats(0, 1),
+    method=st.sampled_from(u.RATE_METHODS),
+    conf=st.floats(0.5, 0.999),
+)
+def test_rate_interval_contains_estimate(n, frac, method, conf):
+    k = round(frac * n)
+    lo, hi = u.rate_interval(k, n, conf, method)
+    assert 0.0 <= lo <= k / n <= hi <= 1.0
+    assert hi > lo
+
+
+# ---------------------------------------------------------------------------- Koopman / LR
+
+
+def _pearson_constrained(theta, x1, n1, x2, n2):
+    """Independent check: constrained MLE by numerical maximisation, then Pearson chi-square."""
+
+    def nll(p2):
+        p1 = theta * p2
+        ll = x2 * np.log(p2) + (n2 - x2) * np.log1p(-p2)
+        ll += x1 * np.log(p1) + (n1 - x1) * np.log1p(-p1)
+        return -ll
+
+    hi = min(1.0, 1.0 / theta) * (1 - 1e-15)
+    res = optimize.minimize_scalar(
+        nll, bounds=(1e-300, hi), method="bounded", options={"xatol": 1e-16}
+    )
+    p2 = res.x
+    p1 = theta * p2
+    return (x1 - n1 * p1) ** 2 / (n1 * p1 * (1 - p1)) + (x2 - n2 * p2) ** 2 / (n2 * p2 * (1 - p2))
+
+
+@pytest.mark.parametrize(("x1", "n1", "x2", "n2"), [(36, 40, 16, 80), (600, 1000, 120, 10**5)])
+def test_koopman_limits_solve_the_score_equation(x1, n1, x2, n2):
+    lo, hi = u.likelihood_ratio_interval(x1, x2, n1, n2)
+    crit = stats.chi2.ppf(0.95, 1)
+    assert _pearson_constrained(lo, x1, n1, x2, n2) == pytest.approx(crit, rel=2e-3)
+    assert _pearson_constrained(hi, x1, n1, x2, n2) == pytest.approx(crit, rel=2e-3)
+    est = (x1 / n1) / (x2 / n2)
+    assert lo < est < hi
+    # just inside / outside
+    assert _pearson_constrained(lo * 1.01, x1, n1, x2, n2) < crit
+    assert _pearson_constrained(lo * 0.99, x1, n1, x2, n2) > crit
+
+
+def test_koopman_zero_false_positives_finite_lower_limit():
+    lo, hi = u.likelihood_ratio_interval(900, 0, 1000, 10**6)
+    assert math.isinf(hi)
+    assert 0 < lo < 0.9 * 10**6 * 10  # finite, positive
+    # precision at any eta then runs up to exactly 1, from a finite lower limit
+    plo, phi = u.precision_interval(900, 0, 1000, 10**6, [1e-4, 0.5])
+    assert np.all(phi == 1.0) and np.all((plo > 0) & (plo < 1))
+    # zero true positives: lower limit 0, finite upper
+    lo0, hi0 = u.likelihood_ratio_interval(0, 5, 1000, 10**6)
+    assert lo0 == 0.0 and math.isfinite(hi0) and hi0 > 0
+    # both zero: nothing is known
+    assert tuple(u.likelihood_ratio_interval(0, 0, 10, 10)) == (0.0, math.inf)
+
+
+def test_box_lr_interval_is_ratio_of_sqrt_level_clopper_pearson():
+    iv = u.likelihood_ratio_interval(90, 3, 100, 10**5, method="box")
+    t = stats.binomtest(90, 100).proportion_ci(math.sqrt(0.95), method="exact")
+    f = stats.binomtest(3, 10**5).proportion_ci(math.sqrt(0.95), method="exact")
+    assert iv.low == pytest.approx(t.low / f.high, rel=1e-9)
+    assert iv.high == pytest.approx(t.high / f.low, rel=1e-6)  # scipy root-finds (tol)
+    assert "box" in iv.method and iv.confidence == 0.95
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    tp=st.integers(1, 500),
+    fp=st.integers(1, 500),
+    eta=st.floats(1e-7, 0.9),
+    method=st.sampled_from(u.RATIO_METHODS),
+)
+def test_precision_interval_contains_estimate(tp, fp, eta, method):
+    n_pos, n_neg = 500, 10**5
+    lo, hi = u.precision_interval(tp, fp, n_pos, n_neg, eta, method=method)
+    o = eta / (1 - eta)
+    lr = (tp / n_pos) / (fp / n_neg)
+    est = lr * o / (1 + lr * o)
+    assert lo <= est * (1 + 1e-9) and est <= hi * (1 + 1e-9)
+    assert 0 <= lo <= hi <= 1
+
+
+def test_precision_interval_matches_metrics_precision_at_test_point():
+    c = RocCounts([2.0, 1.0, 0.0], [30, 80, 100], [2, 40, 10**4], 100, 10**4)
+    eta = np.array([1e-4, 1e-2, 0.3])
+    est = metrics.precision(c, eta)[:, 1]
+    lo, hi = u.precision_interval(80, 40, 100, 10**4, eta)
+    assert np.all(lo < est) and np.all(est < hi)
+    with pytest.raises(ValueError, match="prevalence"):
+        u.precision_interval(80, 40, 100, 10**4, 1.5)
+    with pytest.raises(ValueError, match="fp exceeds n_neg"):
+        u.precision_interval(80, 4e4, 100, 10**4, 0.1)
+
+
+# ---------------------------------------------------------------------------- Brabec Delta
+
+
+def _box_band_width_on_grid(t, f, ct, cf, eta):
+    def prec(tt, ff):
+        return eta * tt / (eta * tt + (1 - eta) * ff)
+
+    return prec(t * (1 + ct), f * (1 - cf)) - prec(t * (1 - ct), f * (1 + cf))
+
+
+@pytest.mark.parametrize(
+    ("ct", "cf"), [(0.1, 0.1), (0.1, 0.5), (0.02, 0.3), (0.6, 0.05), (0.9, 0.9)]
+)
+def test_exact_box_width_and_location_against_dense_grid(ct, cf):
+    t, f = 0.6, 1e-3
+    # dense grid in log-odds around the peak: +-12 e-folds at 1e-5 resolution
+    log_odds = np.linspace(-12, 12, 2_400_001) - math.log(t / f)
+    eta = 1 / (1 + np.exp(-log_odds))
+    w = _box_band_width_on_grid(t, f, ct, cf, eta)
+    i = int(np.argmax(w))
+    width, eta_star = u.box_band_max_width(ct, cf, t / f)
+    assert width == pytest.approx(w[i], abs=1e-9)
+    assert math.log(eta_star / (1 - eta_star)) == pytest.approx(log_odds[i], abs=2e-5)
+    # Brabec Theorem 1: never above max(CV), equal iff the CVs are equal
+    delta = u.brabec_delta(ct, cf)
+    assert width <= delta + 1e-15
+    assert (abs(width - delta) < 1e-12) == (ct == cf)
+
+
+def test_brabec_paper_example_section5():
+    # TPR 0.6 +- 0.06, FPR 1e-3 +- 1e-4: CV 0.1 each, Delta = 0.1 (Brabec et al. 2020, §5)
+    assert u.brabec_delta(0.06 / 0.6, 1e-4 / 1e-3) == pytest.approx(0.1)
+    w, _ = u.box_band_max_width(0.1, 0.1, 600)
+    assert w == pytest.approx(0.1)
+    # sigma_FPR = 5e-4: the bound says 0.5, the exact largest width is smaller
+    w2, _ = u.box_band_max_width(0.1, 0.5, 600)
+    assert u.brabec_delta(0.1, 0.5) == pytest.approx(0.5)
+    assert w2 == pytest.approx(math.tanh((math.atanh(0.1) + math.atanh(0.5)) / 2))
+    assert 0.3 < w2 < 0.5
+
+
+def test_precision_uncertainty_reports_both_and_box_width_is_exact():
+    pu = u.precision_uncertainty(600, 100, 1000, 10**5)
+    assert pu.delta_bound == max(pu.cv_tpr, pu.cv_fpr)
+    assert pu.max_width <= pu.delta_bound
+    assert pu.method and pu.confidence == 0.95
+    assert pu.tpr_interval.confidence == pytest.approx(math.sqrt(0.95))
+    # the asymmetric CP box's largest width, checked on a dense grid
+    eta = np.logspace(-8, -1e-9, 400_001)
+    t_lo, t_hi = pu.tpr_interval
+    f_lo, f_hi = pu.fpr_interval
+    ub = eta * t_hi / (eta * t_hi + (1 - eta) * f_lo)
+    lb = eta * t_lo / (eta * t_lo + (1 - eta) * f_hi)
+    i = int(np.argmax(ub - lb))
+    assert pu.box_max_width == pytest.approx((ub - lb)[i], abs=1e-8)
+    assert pu.eta_at_box_max_width == pytest.approx(eta[i], rel=1e-3)
+
+
+# ---------------------------------------------------------------------------- sample size
+
+
+def test_required_sample_size_is_minimal():
+    need = u.required_sample_size(0.6, 1e-3, max_width=0.1)
+    level = math.sqrt(0.95)
+    assert u._cp_cv(need.n_neg, 1e-3, level) <= 0.1 < u._cp_cv(need.n_neg - 1, 1e-3, level)
+    assert u._cp_cv(need.n_pos, 0.6, level) <= 0.1 < u._cp_cv(need.n_pos - 1, 0.6, level)
+    # Poisson intuition: CV ~ z/sqrt(expected FP), z at level sqrt(.95) ~ 2.24 -> ~500 FP
+    assert 350 < need.expected_fp < 700
+    # fixing the positives trades their precision against the negatives
+    few = u.required_sample_size(0.6, 1e-3, 0.1, n_pos=400)
+    many = u.required_sample_size(0.6, 1e-3, 0.1, n_pos=10**5)
+    assert many.n_neg < few.n_neg
+    w, _ = u.box_band_max_width(few.cv_tpr, few.cv_fpr)
+    assert w == pytest.approx(0.1, abs=2e-3)
+    # positives alone over budget: no number of negatives helps
+    assert math.isinf(u.required_sample_size(0.6, 1e-3, 0.1, n_pos=20).n_neg)
+
+
+def test_check_sample_size_warns_for_brabec_example():
+    # "FPR = 1e-3 on a dataset having only 10,000 negative samples" (Brabec et al. §5)
+    rng = np.random.default_rng(0)
+    y = np.r_[np.ones(2000, bool), np.zeros(10_000, bool)]
+    s = rng.normal(size=y.size) + 3.0 * y
+    c = RocCounts.from_scores(y, s)
+    with pytest.warns(u.SmallTestSetWarning, match="10000 negatives"):
+        res = u.check_sample_size(c, 1e-3)
+    assert not res.adequate and res.achieved_width > 0.1 and res.message
+    big = RocCounts(c.thresholds, c.tp, c.fp * 100, c.n_pos, c.n_neg * 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ok = u.check_sample_size(big, 1e-2)
+    assert ok.adequate and ok.message is None and ok.achieved_width <= 0.1
+
+
+# ---------------------------------------------------------------------------- count bootstrap
+
+
+@pytest.fixture(scope="module")
+def small_counts():
+    rng = np.random.default_rng(3)
+    n_pos, n_neg = 60, 3000
+    y = np.r_[np.ones(n_pos, bool), np.zeros(n_neg, bool)]
+    s = np.round(rng.normal(size=y.size) + 2.0 * y, 2)
+    return y, s, RocCounts.from_scores(y, s)
+
+
+def test_bootstrap_counts_reproducible_and_totals_fixed(small_counts):
+    _, _, c = small_counts
+    a = list(u.bootstrap_counts(c, 50, seed=7, chunk_size=20))
+    b = list(u.bootstrap_counts(c, 50, seed=7, chunk_size=20))
+    assert [x[0].shape[0] for x in a] == [20, 20, 10]
+    for (tp1, fp1), (tp2, fp2) in zip(a, b, strict=True):
+        assert np.array_equal(tp1, tp2) and np.array_equal(fp1, fp2)
+        assert np.all(tp1[:, -1] == c.n_pos) and np.all(fp1[:, -1] == c.n_neg)
+        assert np.all(np.diff(tp1, axis=1) >= 0)
+    other = next(u.bootstrap_counts(c, 20, seed=8))
+    assert not np.array_equal(other[1], a[0][1])
+
+
+def test_bootstrap_marginals_are_binomial(small_counts):
+    _, _, c = small_counts
+    j = int(np.searchsorted(c.fpr, 0.05))
+    fp = np.concatenate([f[:, j] for _, f in u.bootstrap_counts(c, 4000, seed=1)])
+    p = c.fp[j] / c.n_neg
+    mean, var = c.n_neg * p, c.n_neg * p * (1 - p)
+    assert abs(fp.mean() - mean) < 4 * math.sqrt(var / fp.size)
+    assert fp.var(ddof=1) / var == pytest.approx(1.0, abs=0.1)
+
+
+def test_count_bootstrap_equals_raw_resampling_in_distribution(small_counts):
+    y, s, c = small_counts
+    eta = np.array([1e-3])
+    rng = np.random.default_rng(11)
+    pos, neg = s[y], s[~y]
+    raw = []
+    for _ in range(300):
+        ps = rng.choice(pos, pos.size)
+        ns = rng.choice(neg, neg.size)
+        cc = RocCounts.from_scores(np.r_[np.ones(ps.size), np.zeros(ns.size)], np.r_[ps, ns])
+        raw.append(metrics.average_precision(cc, 1e-3))
+    cols = u._positive_columns(c)
+    cnt = u.bootstrap_statistic(
+        c, lambda tp, fp: u._ap_batch(tp, fp, c.n_pos, c.n_neg, eta, cols), 300, seed=5
+    )[:, 0]
+    assert stats.ks_2samp(raw, cnt).pvalue > 1e-3
+    assert np.std(cnt) == pytest.approx(np.std(raw), rel=0.2)
+
+
+def test_compressed_and_uncompressed_bootstrap_agree_in_distribution(small_counts):
+    y, s, c = small_counts
+    full = RocCounts.from_scores(y, s, compress=False)
+    assert full.n_thresholds > c.n_thresholds
+    eta = np.array([1e-2])
+    a = u.prevalence_band(c, "ap", eta, n_boot=400, seed=1)
+    b = u.prevalence_band(full, "ap", eta, n_boot=400, seed=2)
+    assert a.estimate[0] == pytest.approx(b.estimate[0], abs=1e-15)
+    assert a.extra["se"][0] == pytest.approx(b.extra["se"][0], rel=0.2)
+
+
+def test_weighted_counts_rejected():
+    c = RocCounts.from_scores([0, 1, 1, 0], [0.1, 0.9, 0.4, 0.3], sample_weight=[1, 2, 1, 1])
+    with pytest.raises(ValueError, match="weighted"):
+        next(u.bootstrap_counts(c, 10))
+
+
+# ---------------------------------------------------------------------------- batched metrics
+
+
+def test_batched_metrics_match_metrics_module_and_sklearn(small_counts):
+    y, s, c = small_counts
+    eta = np.logspace(-5, -0.4, 9)
+    for name, fn in [
+        ("ap", metrics.average_precision),
+        ("pr_auc", metrics.pr_auc),
+        ("max_f1", metrics.max_f1),
+    ]:
+        np.testing.assert_allclose(u.metric_values(c, name, eta), fn(c, eta), atol=1e-12)
+    # AP at eta = scikit-learn AP with the negatives re-weighted to prevalence eta
+    for e in (1e-4, 0.2):
+        w = np.where(y, 1.0, y.sum() * (1 - e) / (e * (~y).sum()))
+        ref = average_precision_score(y, s, sample_weight=w)
+        assert u.metric_values(c, "ap", [e])[0] == pytest.approx(ref, rel=1e-10)
+
+
+def test_binned_ap_within_stated_error_bound():
+    rng = np.random.default_rng(5)
+    y = np.r_[np.ones(500, bool), np.zeros(50_000, bool)]
+    s = rng.normal(size=y.size) + 2.5 * y
+    c = RocCounts.from_scores(y, s)
+    eta = u.default_prevalence_grid(50)
+    exact = u.metric_values(c, "ap", eta)
+    for h in (0.01, 0.05):
+        approx = u.metric_values(c, "ap", eta, grid_step=h)
+        bound = h * h * u._LOGISTIC_MAX_CURVATURE / 8
+        err = np.max(np.abs(approx - exact))
+        assert err <= bound
+        assert err > 0  # it is an approximation
+    assert np.max(np.abs(approx - exact)) > 1e-3 * bound  # the bound is not absurdly loose
+
+
+# ---------------------------------------------------------------------------- bands
+
+
+def test_prevalence_band_sup_t_vs_pointwise(small_counts):
+    _, _, c = small_counts
+    eta = np.logspace(-4, -0.5, 25)
+    sim = u.prevalence_band(c, "ap", eta, n_boot=300, seed=0)
+    pw = u.prevalence_band(c, "ap", eta, n_boot=300, seed=0, simultaneous=False)
+    assert sim.simultaneous and not pw.simultaneous
+    assert "simultaneous" in sim.label and "pointwise" in pw.label
+    assert sim.confidence == 0.95 and "sup-t" in sim.method and sim.n_boot == 300
+    assert np.all(sim.low <= sim.estimate) and np.all(sim.estimate <= sim.high)
+    assert np.all((sim.low >= 0) & (sim.high <= 1))
+    assert np.mean(sim.high - sim.low) > np.mean(pw.high - pw.low)
+    assert sim.extra["critical_value"] > stats.norm.isf(0.025)
+    again = u.prevalence_band(c, "ap", eta, n_boot=300, seed=0)
+    assert np.array_equal(again.low, sim.low)
+    np.testing.assert_allclose(sim.estimate, metrics.average_precision(c, eta), atol=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["pr_auc", "max_f1", "f1"])
+def test_prevalence_band_other_metrics(small_counts, metric):
+    _, _, c = small_counts
+    eta = np.logspace(-3, -0.5, 8)
+    thr = float(c.thresholds[c.n_thresholds // 4]) if metric == "f1" else None
+    band = u.prevalence_band(c, metric, eta, threshold=thr, n_boot=100, seed=1)
+    assert np.all(band.low <= band.estimate + 1e-12) and np.all(band.estimate <= band.high)
+    assert band.metric == metric
+
+
+def test_roc_and_pr_bands(small_counts):
+    _, _, c = small_counts
+    roc = u.roc_band(c, n_boot=200, seed=0)
+    fpr, tpr, _ = metrics.roc_curve(c)
+    np.testing.assert_allclose(roc.estimate, np.interp(roc.grid, fpr, tpr), atol=1e-12)
+    assert np.all(roc.low <= roc.estimate) and np.all(roc.estimate <= roc.high)
+    assert roc.grid_name == "fpr" and roc.simultaneous
+    pr = u.pr_band(c, 0.01, n_boot=200, seed=0)
+    assert pr.grid_name == "recall" and pr.extra["prevalence"] == 0.01
+    assert np.all(pr.low <= pr.estimate) and np.all(pr.estimate <= pr.high)
+    # the PR band's estimate is the Davis-Goadrich interpolated curve: its area matches pr_auc
+    r = np.linspace(1e-6, 1, 20001)
+    prec = u.pr_band(c, 0.01, r, n_boot=2, seed=0).estimate
+    assert np.trapezoid(prec, r) == pytest.approx(metrics.pr_auc(c, 0.01), abs=2e-3)
+
+
+def test_p3_and_f1_bands_simultaneous_over_eta(small_counts):
+    _, _, c = small_counts
+    band = u.p3_band(40, 30, 60, 3000)
+    lo, hi = u.precision_interval(40, 30, 60, 3000, band.grid)
+    assert (
+        np.array_equal(band.low, lo)
+        and np.array_equal(band.high, hi)
+        and band.simultaneous
+        and "koopman" in band.method
+    )
+    np.testing.assert_allclose(band.estimate, metrics.p3_curve(40 / 60, 30 / 3000, band.grid))
+    thr = float(c.thresholds[c.n_thresholds // 3])
+    fb = u.f1_band(c, thr)
+    j = int(np.flatnonzero(c.thresholds == thr)[0])
+    np.testing.assert_allclose(fb.estimate, metrics.f1(c, fb.grid)[:, j], rtol=1e-12)
+    assert np.all(fb.low <= fb.estimate) and np.all(fb.estimate <= fb.high)
+
+
+# ---------------------------------------------------------------------------- coverage
+
+
+def _binormal(mu, t):
+    return stats.norm.sf(t - mu), stats.norm.sf(t)
+
+
+@pytest.mark.parametrize(
+    ("n_pos", "n_neg", "fpr_target", "mu"),
+    [
+        (200, 10**5, 5e-5, 3.5),  # ~5 expected false positives
+        (300, 10**5, 1e-3, 3.0),  # ~100 expected false positives
+    ],
+)
+def test_coverage_binormal(n_pos, n_neg, fpr_target, mu):
+    """Nominal 95% intervals cover >= 93% at several eta, including eta = 1e-4 (binormal model:
+    negatives N(0,1), positives N(mu,1), threshold t -- TPR, FPR and precision(eta) exact).
+    Counts at a fixed threshold are drawn directly from their binomials, which is exactly the
+    distribution of counting simulated scores above t."""
+    t = stats.norm.isf(fpr_target)
+    tpr, fpr = _binormal(mu, t)
+    rng = np.random.default_rng(2024)
+    reps = 3000
+    tp = rng.binomial(n_pos, tpr, reps)
+    fp = rng.binomial(n_neg, fpr, reps)
+    lo, hi = u.rate_interval(tp, n_pos)
+    assert np.mean((lo <= tpr) & (tpr <= hi)) >= 0.93
+    lo, hi = u.rate_interval(fp, n_neg)
+    assert np.mean((lo <= fpr) & (fpr <= hi)) >= 0.93
+    etas = np.array([1e-4, 1e-2, 0.1, 0.5])
+    true_prec = etas * tpr / (etas * tpr + (1 - etas) * fpr)
+    for method in u.RATIO_METHODS:
+        lo, hi = u.precision_interval(tp[:, None], fp[:, None], n_pos, n_neg, etas, method=method)
+        cover = np.mean((lo <= true_prec) & (true_prec <= hi), axis=0)
+        assert np.all(cover >= 0.93), (method, cover)
+    # F1 box band: simultaneous over the whole eta grid
+    grid = u.default_prevalence_grid(50)
+    o = grid / (1 - grid)
+    t_lo, t_hi = u.rate_interval(tp, n_pos, math.sqrt(0.95))
+    f_lo, f_hi = u.rate_interval(fp, n_neg, math.sqrt(0.95))
+
+    def f1(tt, ff):
+        return 2 * o * tt / (o + o * tt + ff)
+
+    true_f1 = f1(tpr, fpr)
+    inside = (f1(t_lo[:, None], f_hi[:, None]) <= true_f1) & (
+        true_f1 <= f1(t_hi[:, None], f_lo[:, None])
+    )
+    assert np.mean(inside.all(axis=1)) >= 0.95
