@@ -160,11 +160,13 @@ def _check_name(name: Any) -> str:
 def eta_label(eta: float) -> str:
     """A prevalence as a metric-name component: ``1e-04``, ``2.5e-03``, ``0.5`` -> ``5e-01``.
 
-    Four significant digits at most, trailing zeros dropped; only ``[0-9.e-]`` characters.
+    Four significant digits at most, trailing zeros dropped; only ``[0-9.e-]`` characters (no
+    ``+``, which MLflow metric names do not allow: a value rounding to 1 gives ``1e00``).
     """
     mantissa, exponent = f"{float(eta):.3e}".split("e")
     mantissa = mantissa.rstrip("0").rstrip(".")
-    return f"{mantissa}e{exponent}"
+    exp = int(exponent)
+    return f"{mantissa}e-{-exp:02d}" if exp < 0 else f"{mantissa}e{exp:02d}"
 
 
 def metric_key(name: str, metric: str, prevalence: float | None = None) -> str:

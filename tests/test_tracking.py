@@ -1,0 +1,306 @@
+"""log_scores / log_counts / loaders against a real temporary SQLite tracking store."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import mlflow
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+import mlflow_imbalance as mi
+from mlflow_imbalance import tracking
+from mlflow_imbalance.summary import labels_digest, summary_from_json, validate_summary
+
+# MLflow's metric-name rule (design.md): [/\w.\- :]
+METRIC_NAME = re.compile(r"^[/\w.\- :]+$")
+
+
+def _data(n: int = 3000, prevalence: float = 0.05, seed: int = 0, ties: bool = False):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < prevalence
+    y[:2] = [True, False]
+    s = rng.normal(size=n) + 1.5 * y
+    if ties:
+        s = np.round(s, 1)
+    return y.astype(int), s
+
+
+def _artifacts(client: MlflowClient, run_id: str, path: str = "") -> list[str]:
+    out = []
+    for f in client.list_artifacts(run_id, path or None):
+        out.extend(_artifacts(client, run_id, f.path) if f.is_dir else [f.path])
+    return out
+
+
+def test_round_trip_counts_summary_scores(tracking_uri):
+    y, s = _data(ties=True)
+    with mlflow.start_run() as run:
+        res = mi.log_scores(y, s, prevalences=[1e-3, 1e-2], costs={"fp": 1, "fn": 20})
+    run_id = run.info.run_id
+    assert res.run_id == run_id and res.artifact_path == "imbalance/test"
+    expected = mi.RocCounts.from_scores(y, s)
+    got = mi.load_counts(run_id)
+    np.testing.assert_array_equal(got.thresholds, expected.thresholds)
+    np.testing.assert_array_equal(got.tp, expected.tp)
+    np.testing.assert_array_equal(got.fp, expected.fp)
+    assert (got.n_pos, got.n_neg) == (int(y.sum()), int((1 - y).sum()))
+
+    summary = tracking.load_summary(run_id)
+    assert summary["n_pos"] == int(y.sum()) and summary["n_neg"] == int((1 - y).sum())
+    assert summary["test_prevalence"] == pytest.approx(y.mean())
+    assert summary["prevalences"] == [1e-2, 1e-3]
+    assert summary["package_version"] == mi.__version__
+    assert summary["costs"] == {"fp": 1.0, "fn": 20.0}
+    # digest: an independent sha256 over the same documented byte layout
+    h = hashlib.sha256(b"mlflow-imbalance/labels/v1\0")
+    h.update(np.int64(y.size).tobytes())
+    h.update(np.packbits(y.astype(bool)).tobytes())
+    assert summary["y_true_digest"] == "sha256:" + h.hexdigest()
+
+    files = set(_artifacts(MlflowClient(), run_id))
+    for f in ["roc_counts.npz", "summary.json", "scores.npz", "card.html", "roc.png", "pr.png"]:
+        assert f"imbalance/test/{f}" in files
+    assert set(summary["files"]) == {p.rsplit("/", 1)[1] for p in files} - {"summary.json"}
+
+    kept = tracking.load_scores(run_id)
+    np.testing.assert_array_equal(kept.y_true, y.astype(bool))
+    np.testing.assert_array_equal(kept.y_score, s)
+    assert kept.sample_weight is None
+    assert list(mi.list_counts(run_id)) == ["test"]
+
+
+def test_metrics_match_sklearn_and_names_are_valid(tracking_uri):
+    y, s = _data(n=4000, seed=1)
+    eta = 1e-3
+    with mlflow.start_run() as run:
+        mi.log_scores(y, s, prevalences=[eta], log_figures=False, keep_scores=False)
+    m = MlflowClient().get_run(run.info.run_id).data.metrics
+    assert all(METRIC_NAME.match(k) for k in m), [k for k in m if not METRIC_NAME.match(k)]
+    assert m["imbalance/test/roc_auc"] == pytest.approx(roc_auc_score(y, s), rel=1e-12)
+    assert m["imbalance/test/ap"] == pytest.approx(average_precision_score(y, s), rel=1e-9)
+    # AP at prevalence eta = sklearn AP with negatives re-weighted to that prevalence
+    n_pos, n_neg = y.sum(), (1 - y).sum()
+    w = np.where(y == 1, 1.0, n_pos * (1 - eta) / (eta * n_neg))
+    assert m["imbalance/test/ap/eta_1e-03"] == pytest.approx(
+        average_precision_score(y, s, sample_weight=w), rel=1e-9
+    )
+    assert m["imbalance/test/n_pos"] == n_pos
+    # 3880 negatives: FPR budgets 1e-2 and 1e-3 are estimable, 1e-4 is not
+    assert "imbalance/test/tpr_at_fpr_1e-03" in m
+    assert "imbalance/test/tpr_at_fpr_1e-04" not in m
+    order = np.argsort(-s, kind="stable")
+    k_fp = np.cumsum(1 - y[order])
+    allowed = k_fp <= 1e-3 * n_neg
+    assert m["imbalance/test/tpr_at_fpr_1e-03"] <= y[order][allowed].sum() / n_pos + 1e-12
+
+
+def test_prevalence_step_series(tracking_uri):
+    y, s = _data(n=2000, seed=2)
+    with mlflow.start_run() as run:
+        mi.log_scores(y, s, prevalences=[], log_figures=False)
+    client = MlflowClient()
+    prev = client.get_metric_history(run.info.run_id, "imbalance/test/sweep/prevalence")
+    f1 = client.get_metric_history(run.info.run_id, "imbalance/test/sweep/max_f1")
+    assert [p.step for p in sorted(prev, key=lambda p: p.step)] == list(
+        range(tracking.SWEEP_POINTS)
+    )
+    etas = np.array([p.value for p in sorted(prev, key=lambda p: p.step)])
+    assert np.all(np.diff(etas) > 0) and etas[-1] == pytest.approx(0.5)
+    # F1 at step j, independently: best over thresholds of 2PR/(P+R) with precision at eta
+    j = 20
+    f1_j = {p.step: p.value for p in f1}[j]
+    order = np.argsort(-s)
+    tp = np.cumsum(y[order]) / y.sum()
+    fp = np.cumsum(1 - y[order]) / (1 - y).sum()
+    distinct = np.r_[np.diff(s[order]) != 0, True]
+    tp, fp = tp[distinct], fp[distinct]
+    prec = etas[j] * tp / (etas[j] * tp + (1 - etas[j]) * fp)
+    assert f1_j == pytest.approx(np.max(2 * prec * tp / (prec + tp)), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"y_score": [0.1, np.nan, 0.3, 0.4]}, "y_score must be finite"),
+        ({"y_score": [0.1, 0.2, 0.3]}, "length mismatch"),
+        ({"y_true": [1, 1, 1, 1]}, "only one class"),
+        ({"prevalences": [0.0]}, "prevalences must lie strictly between 0 and 1"),
+        ({"name": "../evil"}, "name must be"),
+        ({"name": "a/b"}, "name must be"),
+        ({"costs": {"fp": -1, "fn": 1}}, r"costs\['fp'\] must be positive"),
+        ({"keep_scores": "sometimes"}, "keep_scores must be"),
+        ({"sample_weight": [1, 1, -1, 1]}, "sample_weight must be non-negative"),
+        ({"extra_summary": {"x": object()}}, "extra_summary must be JSON"),
+    ],
+)
+def test_bad_input_raises_and_logs_nothing(tracking_uri, kwargs, match):
+    args = {"y_true": [0, 1, 0, 1], "y_score": [0.1, 0.2, 0.3, 0.4], **kwargs}
+    with mlflow.start_run() as run:
+        with pytest.raises(ValueError, match=match):
+            mi.log_scores(args.pop("y_true"), args.pop("y_score"), **args)
+    client = MlflowClient()
+    assert _artifacts(client, run.info.run_id) == []
+    assert client.get_run(run.info.run_id).data.metrics == {}
+
+
+def test_unknown_and_deleted_runs_are_rejected(tracking_uri):
+    y, s = _data(n=200)
+    with pytest.raises(MlflowException):
+        mi.log_scores(y, s, run_id="0" * 32, log_figures=False)
+    client = MlflowClient()
+    run = client.create_run("0")
+    client.delete_run(run.info.run_id)
+    with pytest.raises(MlflowException, match="deleted"):
+        mi.log_scores(y, s, run_id=run.info.run_id, log_figures=False)
+    assert _artifacts(client, run.info.run_id) == []
+
+
+def test_finished_run_by_id_and_no_active_run(tracking_uri):
+    y, s = _data(n=300)
+    with mlflow.start_run() as run:
+        pass
+    res = mi.log_scores(y, s, run_id=run.info.run_id, log_figures=False)
+    assert mi.load_counts(run.info.run_id).n_pos == int(y.sum())
+    assert MlflowClient().get_run(res.run_id).info.status == "FINISHED"
+    # no active run and no run_id: a run is started, as mlflow.log_metric does
+    assert mlflow.active_run() is None
+    res2 = mi.log_scores(y, s, log_figures=False)
+    assert mlflow.active_run() is not None and mlflow.active_run().info.run_id == res2.run_id
+    mlflow.end_run()
+
+
+def test_relog_replaces_and_stale_files_are_ignored(tracking_uri):
+    y1, s1 = _data(n=500, seed=3)
+    y2, s2 = _data(n=800, seed=4)
+    with mlflow.start_run() as run:
+        mi.log_scores(y1, s1, keep_scores=True, log_figures=False)
+        mi.log_scores(y2, s2, keep_scores=False, log_figures=False)
+    run_id = run.info.run_id
+    got = mi.load_counts(run_id)
+    assert (got.n_pos, got.n_neg) == (int(y2.sum()), int((1 - y2).sum()))
+    # the first log's scores.npz is still stored but not in the new manifest: ignored
+    assert "imbalance/test/scores.npz" in _artifacts(MlflowClient(), run_id)
+    assert tracking.load_scores(run_id) is None
+    assert tracking.load_summary(run_id)["y_true_digest"] == labels_digest(y2.astype(bool))
+
+
+def test_tampered_or_uncommitted_sets_are_detected(tracking_uri, tmp_path: Path):
+    y, s = _data(n=400, seed=5)
+    client = MlflowClient()
+    with mlflow.start_run() as run:
+        mi.log_scores(y, s, log_figures=False)
+        other = mi.RocCounts.from_scores(*_data(n=100, seed=6))
+        other.save(tmp_path / "roc_counts.npz")
+        # replace the committed counts behind the manifest's back
+        mlflow.log_artifact(str(tmp_path / "roc_counts.npz"), "imbalance/test")
+        # an interrupted first upload: data, no summary.json
+        mlflow.log_artifact(str(tmp_path / "roc_counts.npz"), "imbalance/partial")
+    with pytest.raises(ValueError, match=r"does not match its summary\.json manifest"):
+        mi.load_counts(run.info.run_id)
+    assert list(mi.list_counts(run.info.run_id)) == ["test"]
+    with pytest.raises(MlflowException, match=r"no committed counts named 'partial'.*\['test'\]"):
+        mi.load_counts(run.info.run_id, name="partial")
+    assert client.get_run(run.info.run_id).data.metrics  # the first log's metrics are there
+
+
+def test_log_counts_extra_summary_and_weights(tracking_uri):
+    y, s = _data(n=600, seed=7)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, y.size)
+    c = mi.RocCounts.from_scores(y, s, sample_weight=w)
+    with mlflow.start_run() as run:
+        tracking.log_counts(
+            c,
+            name="synthetic",
+            extra_summary={"positives": "synthesized", "n_pos": "must not override"},
+            log_figures=False,
+        )
+        mi.log_scores(y, s, name="weighted", sample_weight=w, log_figures=False)
+    summary = tracking.load_summary(run.info.run_id, "synthetic")
+    assert summary["positives"] == "synthesized"
+    assert summary["extra"] == {"positives": "synthesized", "n_pos": "must not override"}
+    assert summary["n_pos"] == pytest.approx(w[y == 1].sum())
+    assert summary["y_true_digest"] is None and summary["scores"] is None
+    weighted = tracking.load_summary(run.info.run_id, "weighted")
+    assert weighted["weighted"] is True
+    row = weighted["headline"]["at_prevalence"][0]
+    assert row["precision_at_max_f1"]["interval"] is None  # no intervals for weighted counts
+    kept = tracking.load_scores(run.info.run_id, "weighted")
+    np.testing.assert_array_equal(kept.sample_weight, w)
+    loaded = mi.load_counts(run.info.run_id, "weighted")
+    assert loaded.weighted and loaded.n_pos == pytest.approx(w[y == 1].sum())
+
+
+def test_keep_scores_policy(tracking_uri):
+    y, s = _data(n=300, seed=8)
+    with mlflow.start_run() as run:
+        mi.log_scores(y, s, name="auto", log_figures=False)
+        mi.log_scores(y, s, name="never", keep_scores=False, log_figures=False)
+        mi.log_scores(y, s, name="small", keep_scores=100, log_figures=False)
+    kept = {k: v["scores"] is not None for k, v in mi.list_counts(run.info.run_id).items()}
+    assert kept == {"auto": True, "never": False, "small": False}
+
+
+def test_intervals_contain_point_values(tracking_uri):
+    y, s = _data(n=3000, seed=9)
+    with mlflow.start_run():
+        res = mi.log_scores(y, s, prevalences=[1e-3], log_figures=False)
+    for row in res.summary["headline"]["at_prevalence"]:
+        p = row["precision_at_max_f1"]
+        assert p["interval"] is not None, "uncertainty module should provide intervals"
+        assert p["interval"][0] <= p["value"] <= p["interval"][1]
+    for b in res.summary["headline"]["tpr_at_fpr"]:
+        assert b["tpr"]["interval"][0] <= b["tpr"]["value"] <= b["tpr"]["interval"][1]
+
+
+def test_card_and_figures(tracking_uri, tmp_path: Path):
+    y, s = _data(n=1500, seed=10)
+    with mlflow.start_run() as run:
+        res = mi.log_scores(
+            y,
+            s,
+            prevalences=[1e-3],
+            extra_summary={"note": "<script>alert(1)</script>"},
+        )
+    assert set(res.summary["figures"]) == {"roc", "roc_log", "pr", "p3", "broc", "cost"}
+    local = MlflowClient().download_artifacts(run.info.run_id, "imbalance/test", str(tmp_path))
+    card = (Path(local) / "card.html").read_text()
+    assert "<script" not in card.lower()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in card
+    assert card.count('src="data:image/png;base64,') == 6
+    assert "http://" not in card and "https://" not in card
+    for key in res.summary["figures"].values():
+        assert (Path(local) / key).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = json.loads((Path(local) / "summary.json").read_text())
+    assert validate_summary(summary)["card"] == "card.html"
+
+
+def test_summary_validation_rejects_foreign_and_newer():
+    with pytest.raises(ValueError, match="not an mlflow-imbalance summary"):
+        summary_from_json('{"schema": "x"}')
+    with pytest.raises(ValueError, match="upgrade"):
+        summary_from_json('{"schema": "mlflow-imbalance/summary", "schema_version": 99}')
+    with pytest.raises(ValueError, match="lacks required key"):
+        summary_from_json('{"schema": "mlflow-imbalance/summary", "schema_version": 1}')
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=1e-12, max_value=0.999999, allow_nan=False))
+def test_eta_label_is_a_valid_metric_component(eta):
+    key = tracking.metric_key("test", "ap", eta)
+    assert METRIC_NAME.match(key)
+    mantissa, exponent = tracking.eta_label(eta).split("e")
+    assert float(f"{mantissa}e{exponent}") == pytest.approx(eta, rel=5e-4)
+
+
+def test_close_prevalences_are_rejected():
+    with pytest.raises(ValueError, match="share a metric name"):
+        tracking._check_prevalences([1e-3, 1.00001e-3])
