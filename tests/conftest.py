@@ -6,6 +6,10 @@
     and any run left active is ended. Yields the URI. A migrated template database is built once
     per session and copied, so each test pays a file copy instead of a schema migration.
 
+``unreachable_tracking_uri``
+    ``http://127.0.0.1:PORT`` of a closed local port, with MLflow's HTTP retries off and a short
+    timeout (environment restored after), so logging to it fails fast.
+
 ``mlflow_server``
     A real ``mlflow server`` subprocess on 127.0.0.1 and a free port, with its own SQLite backend
     and ``--serve-artifacts`` (artifacts proxied to a directory under tmp). Session scoped;
@@ -43,7 +47,6 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def _template_tracking_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A migrated, empty MLflow SQLite database, created once per session."""
-    import mlflow
     from mlflow.tracking import MlflowClient
 
     root = tmp_path_factory.mktemp("mlflow_template")
@@ -57,7 +60,6 @@ def _template_tracking_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.chdir(old_cwd)
     # the store engine for this URI stays cached by MLflow; the file itself is what we copy
     assert db.exists(), "MLflow did not create the template SQLite database"
-    del mlflow
     return db
 
 
@@ -108,6 +110,15 @@ def tracking_uri(tmp_path: Path, _template_tracking_db: Path) -> Iterator[str]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+@pytest.fixture
+def unreachable_tracking_uri(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A tracking URI nobody listens on; MLflow fails fast against it (no retries)."""
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "0")
+    return f"http://127.0.0.1:{_free_port()}"
 
 
 def _wait_for_health(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
