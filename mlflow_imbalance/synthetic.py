@@ -462,10 +462,10 @@ class SyntheticPositives:
         return self.n_candidates - len(self)
 
     def _features_2d(self) -> np.ndarray:
-        return self.feature.reshape(self.source.size, -1)
+        return self.feature.reshape(self.source.size, self.n_faulty_features)
 
     def _directions_2d(self) -> np.ndarray:
-        return self.direction.reshape(self.source.size, -1)
+        return self.direction.reshape(self.source.size, self.n_faulty_features)
 
     def values(self, rows: slice | np.ndarray | None = None) -> np.ndarray:
         """The positives (or a slice of them) as a float64 array, built from the sources."""
