@@ -120,12 +120,20 @@ def _style() -> Iterator[None]:
         yield
 
 
-def new_axes(figsize: tuple[float, float] = _DEFAULT_FIGSIZE, *, ncols: int = 1) -> Any:
+def new_axes(
+    figsize: tuple[float, float] = _DEFAULT_FIGSIZE,
+    *,
+    ncols: int = 1,
+    layout: str = "constrained",
+) -> Any:
     """A new Figure (Agg canvas, not registered with pyplot) and its axes.
 
     Args:
         figsize: figure size in inches.
         ncols: number of side-by-side axes.
+        layout: ``"constrained"`` (margins fitted to labels and the outside legend at every
+            draw) or ``"fixed"`` (fixed margins leaving the right 40 % for the legend: about
+            40 % less drawing time, used for the logging hook's per-run figures).
 
     Returns:
         One Axes when ``ncols == 1``, else an array of Axes; ``ax.figure`` is the Figure.
@@ -135,9 +143,13 @@ def new_axes(figsize: tuple[float, float] = _DEFAULT_FIGSIZE, *, ncols: int = 1)
 
     if ncols < 1:
         raise ValueError(f"ncols must be at least 1, got {ncols!r}")
+    if layout not in ("constrained", "fixed"):
+        raise ValueError(f"layout must be 'constrained' or 'fixed', got {layout!r}")
     with _style():
-        fig = Figure(figsize=figsize, layout="constrained")
+        fig = Figure(figsize=figsize, layout="constrained" if layout == "constrained" else None)
         FigureCanvasAgg(fig)
+        if layout == "fixed":
+            fig.subplots_adjust(left=0.085, right=0.6, bottom=0.115, top=0.91, wspace=0.3)
         axes = fig.subplots(1, ncols, squeeze=True)
     return axes
 
@@ -264,15 +276,51 @@ def _draw_bands(ax: Any, bands: dict[str, tuple], styles: Mapping[str, tuple[str
     return [Patch(facecolor=_LIGHT, alpha=0.6, label=f"shaded: {lab}") for lab in labels]
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _pow10(exp: int) -> str:
+    """``10`` with a Unicode superscript exponent (no mathtext: cheap to lay out)."""
+    return "10" + str(exp).translate(_SUPERSCRIPT)
+
+
 def _fmt_eta(eta: float) -> str:
-    """A prevalence for legends and titles: 0.05, 0.3 or 10^-3 / 2.5×10^-4 in mathtext."""
+    """A prevalence for legends and titles: 0.05, 0.3, 10⁻³ or 2.5×10⁻⁴."""
     if eta >= 0.01:
         return f"{eta:.3g}"
     exp = math.floor(math.log10(eta))
-    mant = eta / 10**exp
-    if abs(mant - round(mant)) < 1e-9 and round(mant) == 1:
-        return f"$10^{{{exp}}}$"
-    return f"${mant:.3g}\\times10^{{{exp}}}$"
+    mant = float(f"{eta / 10**exp:.3g}")
+    if mant >= 10:  # rounding carried into the next decade
+        mant, exp = mant / 10, exp + 1
+    if mant == 1:
+        return _pow10(exp)
+    return f"{mant:g}×{_pow10(exp)}"
+
+
+def _log_tick_label(value: float, _pos: Any = None) -> str:
+    """Major tick label of a log axis: 1, 10⁻¹, 10⁻², ... (decades only)."""
+    if value <= 0:
+        return ""
+    exp = round(math.log10(value))
+    if not math.isclose(value, 10.0**exp, rel_tol=1e-9):
+        return f"{value:g}"
+    return "1" if exp == 0 else _pow10(exp)
+
+
+def _set_log(ax: Any, axis: str = "x") -> None:
+    """Log scale with decade labels in plain Unicode and minor ticks at 2 and 5 per decade.
+
+    Matplotlib's default log labels go through mathtext, whose parsing dominated the time to
+    draw a figure; these are plain text and read the same.
+    """
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    target.set_major_locator(LogLocator(base=10.0, numticks=12))
+    target.set_major_formatter(FuncFormatter(_log_tick_label))
+    target.set_minor_locator(LogLocator(base=10.0, subs=(2.0, 5.0), numticks=12))
+    target.set_minor_formatter(NullFormatter())
 
 
 def _legend(ax: Any, extra: Sequence[Any] = (), where: str | None = "outside") -> None:
@@ -507,7 +555,7 @@ def plot_roc(
                 zorder=5,
             )
         if log_fpr:
-            ax.set_xscale("log")
+            _set_log(ax, "x")
             ax.set_xlim(x_min, 1.0)
             ax.set_xlabel("false positive rate FPR (log scale)")
         else:
@@ -742,7 +790,7 @@ def plot_p3(
                 ls=ls,
                 gid=f"p3:{name}",
                 zorder=3,
-                label=f"{name}: {label} (TPR {tpr:.3g}, FPR {fpr:.3g})",
+                label=f"{name}: {label} (TPR {tpr:.2g}, FPR {fpr:.2g})",
             )
             if deploy_list:
                 ax.plot(
@@ -756,7 +804,7 @@ def plot_p3(
                     zorder=4,
                 )
         extra += _highlight(ax, test_eta, deploy_list)
-        ax.set_xscale("log")
+        _set_log(ax, "x")
         ax.set_xlim(float(eta.min()), float(eta.max()))
         ax.set_ylim(-0.01, 1.01)
         ax.set_xlabel("prevalence η (log scale)")
@@ -871,7 +919,7 @@ def plot_metric_vs_prevalence(
             extra.append(
                 _proxy_line("ranking flip η*", color="#B2182B", ls=(0, (1, 1.5)), marker="v")
             )
-        ax.set_xscale("log")
+        _set_log(ax, "x")
         ax.set_xlim(float(all_eta.min()), float(all_eta.max()))
         ax.set_xlabel("prevalence η (log scale)")
         ax.set_ylabel(metric_label)
@@ -954,6 +1002,7 @@ def plot_cost_curve(
     cost_fn: float = 1.0,
     ax: Axes | None = None,
     num: int = 201,
+    prevalences: float | Sequence[float] | None = None,
     legend: str | None = "outside",
 ) -> Axes:
     """Drummond & Holte cost curves from each run's ROC convex hull.
@@ -970,6 +1019,8 @@ def plot_cost_curve(
         cost_fn: cost of a false negative (> 0).
         ax: axes to draw on; a new figure is created when None.
         num: points along the x axis.
+        prevalences: prevalences to mark (dashed dark vertical lines at their ``PC(+)``, from
+            :func:`metrics.probability_cost`), e.g. the deployment prevalences.
         legend: ``"outside"``, ``"inside"`` or None.
 
     Returns:
@@ -984,6 +1035,8 @@ def plot_cost_curve(
     names = list(counts)
     styles = _run_styles(names)
     data = {n: metrics.cost_curve(c, cost_fp, cost_fn, num=num) for n, c in counts.items()}
+    marks = _prevalence_list(prevalences, "prevalences")
+    mark_pc = [float(metrics.probability_cost(e, cost_fp, cost_fn)) for e in marks]
     with _style():
         ax = _axes(ax)
         x = np.linspace(0.0, 1.0, 3)
@@ -1020,6 +1073,21 @@ def plot_cost_curve(
                 zorder=3,
             )
         extra.append(_proxy_line("one operating point (faint)", color=_LIGHT))
+        for e, pc_e in zip(marks, mark_pc, strict=True):
+            ax.axvline(pc_e, color="#222222", ls="--", lw=1.0, gid="prevalence_mark", zorder=2)
+            ax.annotate(
+                f"η = {_fmt_eta(e)}",
+                xy=(pc_e, 1.0),
+                xycoords=ax.get_xaxis_transform(),
+                xytext=(3, -3),
+                textcoords="offset points",
+                rotation=90,
+                ha="left",
+                va="top",
+                fontsize=7.5,
+                color="#222222",
+                gid="prevalence_label",
+            )
         ax.set_xlim(0.0, 1.0)
         ax.set_ylim(0.0, 0.55)
         ax.set_xlabel("probability cost PC(+) = η·C_FN / (η·C_FN + (1−η)·C_FP)")
@@ -1115,8 +1183,8 @@ def plot_sample_size(
             from matplotlib.patches import Patch
 
             extra.append(Patch(facecolor="#B2182B", alpha=0.15, label="test set too small"))
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        _set_log(ax, "x")
+        _set_log(ax, "y")
         ax.set_xlim(float(all_f.min()), float(all_f.max()))
         ax.set_xlabel("operating false positive rate FPR (log scale)")
         ax.set_ylabel(ylabel + " (log scale)")
@@ -1168,24 +1236,26 @@ def run_figures(
         for e in etas
     ]
     figs: dict[str, Any] = {}
-    figs["roc"] = plot_roc(one, iso_slopes=slopes).figure
-    figs["roc_log"] = plot_roc(one, log_fpr=True, iso_slopes=slopes).figure
+    figs["roc"] = plot_roc(one, iso_slopes=slopes, ax=new_axes(layout="fixed")).figure
+    figs["roc_log"] = plot_roc(
+        one, log_fpr=True, iso_slopes=slopes, ax=new_axes(layout="fixed")
+    ).figure
     pr_etas = sorted({test, *etas}, reverse=True)
-    figs["pr"] = plot_pr(one, pr_etas).figure
+    figs["pr"] = plot_pr(one, pr_etas, ax=new_axes(layout="fixed")).figure
     points = {}
     for e in pr_etas:
         _, thr = metrics.max_f1_point(counts, e)
         k = _threshold_index(counts, thr)
-        tag = "test" if e == test else "deployment"
-        points[f"max-F1 at {tag} η {_fmt_eta(e)}"] = (
-            float(counts.tpr[k]),
-            float(counts.fpr[k]),
-            f"threshold {thr:.4g}",
-        )
+        tag = "test" if e == test else "deploy"
+        points[f"η {_fmt_eta(e)} ({tag})"] = (float(counts.tpr[k]), float(counts.fpr[k]), "max-F1")
     grid = metrics.default_prevalence_grid(num=200, low=min(1e-6, *pr_etas) / 2, high=0.5)
-    figs["p3"] = plot_p3(points, grid, highlight=(test, etas or None)).figure
-    figs["broc"] = plot_broc(one, pr_etas).figure
-    figs["cost"] = plot_cost_curve(one, cost_fp=cost_fp, cost_fn=cost_fn).figure
+    figs["p3"] = plot_p3(
+        points, grid, highlight=(test, etas or None), ax=new_axes(layout="fixed")
+    ).figure
+    figs["broc"] = plot_broc(one, pr_etas, ax=new_axes(layout="fixed")).figure
+    figs["cost"] = plot_cost_curve(
+        one, cost_fp=cost_fp, cost_fn=cost_fn, prevalences=pr_etas, ax=new_axes(layout="fixed")
+    ).figure
     return figs
 
 

@@ -247,7 +247,7 @@ def test_pr_at_chosen_prevalence_uses_eq8(ax, runs):
         t, f = c.tpr, c.fpr
         expected = t * eta / (t * eta + f * (1 - eta))
         np.testing.assert_allclose(line.get_ydata()[1:], expected, rtol=1e-12)
-    assert "10^{-3}" in ax.get_title(loc="left")
+    assert "10⁻³" in ax.get_title(loc="left")
 
 
 def test_pr_several_prevalences_one_style_each(ax, runs):
@@ -524,3 +524,22 @@ def test_roc_line_equals_metrics_roc_curve_for_random_scores(seed, n_pos, n_neg)
     point = _line(ax, "iso_point:1")
     best = np.max(np.r_[tpr - fpr, 0.0])
     assert point.get_ydata()[0] - point.get_xdata()[0] == pytest.approx(best)
+
+
+def test_cost_curve_marks_prevalences_at_their_probability_cost(ax, runs):
+    plots.plot_cost_curve(runs, cost_fp=1, cost_fn=100, prevalences=[1e-3, 0.5], ax=ax)
+    xs = sorted(ln.get_xdata()[0] for ln in _lines(ax, "prevalence_mark"))
+    # Drummond–Holte PC(+) = η C_FN / (η C_FN + (1 − η) C_FP), by hand
+    assert xs == pytest.approx(sorted([0.1 / (0.1 + 0.999), 50 / 50.5]))
+    assert len([t for t in ax.texts if t.get_gid() == "prevalence_label"]) == 2
+
+
+def test_fixed_layout_axes_and_validation():
+    ax = plots.new_axes(layout="fixed")
+    assert ax.figure.get_layout_engine() is None
+    assert plots.new_axes().figure.get_layout_engine() is not None
+    assert len(plots.new_axes(ncols=3)) == 3
+    with pytest.raises(ValueError, match="layout must be"):
+        plots.new_axes(layout="tight")
+    with pytest.raises(ValueError, match="ncols must be at least 1"):
+        plots.new_axes(ncols=0)
