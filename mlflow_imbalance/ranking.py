@@ -632,7 +632,7 @@ def flip_significance(
         flip_intervals=intervals,
         paired=paired,
         method=("paired" if paired else "unpaired")
-        + " bootstrap sup-t band over log-prevalence grid",
+        + " bootstrap asymmetric sup-t band over log-prevalence grid",
         confidence=conf,
         n_boot=int(n_boot),
         seed=seed if not isinstance(seed, np.random.Generator) else None,

@@ -321,17 +321,18 @@ def test_count_bootstrap_equals_raw_resampling_in_distribution(small_counts):
     rng = np.random.default_rng(11)
     pos, neg = s[y], s[~y]
     raw = []
-    for _ in range(300):
+    for _ in range(1000):
         ps = rng.choice(pos, pos.size)
         ns = rng.choice(neg, neg.size)
         cc = RocCounts.from_scores(np.r_[np.ones(ps.size), np.zeros(ns.size)], np.r_[ps, ns])
         raw.append(metrics.average_precision(cc, 1e-3))
     cols = u._positive_columns(c)
     cnt = u.bootstrap_statistic(
-        c, lambda tp, fp: u._ap_batch(tp, fp, c.n_pos, c.n_neg, eta, cols), 300, seed=5
+        c, lambda tp, fp: u._ap_batch(tp, fp, c.n_pos, c.n_neg, eta, cols), 1000, seed=5
     )[:, 0]
     assert stats.ks_2samp(raw, cnt).pvalue > 1e-3
-    assert np.std(cnt) == pytest.approx(np.std(raw), rel=0.2)
+    assert np.std(cnt) == pytest.approx(np.std(raw), rel=0.12)
+    assert np.mean(cnt) == pytest.approx(np.mean(raw), abs=4 * np.std(raw) / math.sqrt(500))
 
 
 def test_compressed_and_uncompressed_bootstrap_agree_in_distribution(small_counts):
