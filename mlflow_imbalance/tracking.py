@@ -1004,13 +1004,27 @@ def _extract(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[str, Any
     }
 
 
+def _inside_mlflow_sklearn_training() -> bool:
+    """True inside a fit patched by ``mlflow.sklearn.autolog`` (its own training metrics)."""
+    import sys
+
+    if "mlflow.sklearn" not in sys.modules:
+        return False
+    try:
+        from mlflow.sklearn import _SklearnTrainingSession
+
+        return bool(_SklearnTrainingSession.is_active())
+    except Exception:  # pragma: no cover - MLflow internals moved
+        return False
+
+
 def _capture(source: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
     """Log one captured call; every failure becomes a warning (never reaches the user)."""
     import mlflow
 
     try:
         run = mlflow.active_run()
-        if run is None:
+        if run is None or _inside_mlflow_sklearn_training():
             return
         info = _extract(fn, args, kwargs)
         if info is None:
@@ -1099,10 +1113,27 @@ def _make_classmethod_wrapper(cls: type, attr: str, source: str) -> Any:
 
     @functools.wraps(func)
     def wrapper(klass: type, *args: Any, **kwargs: Any) -> Any:
+        # from_estimator computes the scores and hands them to cls.from_predictions: it does
+        # not capture itself but lets that nested call capture, under its own name.
+        delegated = getattr(_local, "delegate", None)
         with _reentry_guard() as outermost:
+            if attr == "from_estimator":
+                if not outermost:
+                    return func(klass, *args, **kwargs)
+                _local.delegate = source
+                try:
+                    return func(klass, *args, **kwargs)
+                finally:
+                    _local.delegate = None
+            if delegated is not None:
+                _local.delegate = None  # consumed by this call only
             result = func(klass, *args, **kwargs)
-            if outermost and _config.enabled and wrapper._mlflow_imbalance_active:
-                _capture(source, func, (klass, *args), kwargs)
+            if (
+                (outermost or delegated is not None)
+                and _config.enabled
+                and wrapper._mlflow_imbalance_active
+            ):
+                _capture(delegated or source, func, (klass, *args), kwargs)
         return result
 
     wrapper._mlflow_imbalance_active = True  # type: ignore[attr-defined]
@@ -1202,7 +1233,8 @@ def autolog(
     first or call through the module (``metrics.roc_auc_score``). The Display classmethods are
     patched on the classes themselves and are captured however they were imported.
 
-    Works alongside ``mlflow.sklearn.autolog()`` in either order.
+    Works alongside ``mlflow.sklearn.autolog()`` in either order; the metric calls it makes for
+    its own training metrics inside a patched ``fit`` are not captured (training-set scores).
 
     Args:
         disable: True removes the patches (or deactivates them when another library has
