@@ -1,0 +1,266 @@
+"""The HTML report: structure, numbers, flips, skipped runs, escaping, determinism (no mocks)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mlflow_imbalance as mi
+from mlflow_imbalance import metrics
+from mlflow_imbalance.report import RunData, _fmt, build_report, strip_timestamp
+
+XSS_NAME = "<script>alert(1)</script>\"q'uote"
+XSS_TAG = '"><img src=x onerror=alert(2)>'
+
+
+class _Collector(HTMLParser):
+    """Records start tags with attributes, text and unbalanced markup."""
+
+    VOID = frozenset({"meta", "img", "br", "hr", "link", "input", "col", "source", "wbr"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag not in self.VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag):
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.stack[-1:]}")
+            if tag in self.stack:
+                while self.stack and self.stack.pop() != tag:
+                    pass
+            return
+        self.stack.pop()
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse(html: str) -> _Collector:
+    p = _Collector()
+    p.feed(html)
+    p.close()
+    return p
+
+
+def binormal(sep: float, n: int = 6000, prev: float = 0.05, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < prev
+    s = rng.normal(size=n) + sep * y
+    return y, s
+
+
+def two_bin(top_pos: int, top_neg: int, n_pos: int = 1000, n_neg: int = 1_000_000):
+    """Issue 3's reference: a top bin holding some of each class, the rest in one bin below."""
+    return mi.RocCounts([1.0, 0.0], [top_pos, n_pos], [top_neg, n_neg], n_pos, n_neg)
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, tuple]:
+    return {"alpha": binormal(1.2, seed=1), "beta": binormal(1.8, seed=2), "gamma": binormal(0.8)}
+
+
+@pytest.fixture(scope="module")
+def basic(runs):
+    counts = {k: mi.RocCounts.from_scores(y, s) for k, (y, s) in runs.items()}
+    rep = build_report(counts, prevalences=[1e-3], n_bootstrap=60, seed=3)
+    return counts, rep
+
+
+def test_structure_self_contained(basic):
+    _, rep = basic
+    html = rep.html
+    p = parse(html)
+    assert not p.errors, p.errors[:5]
+    names = [t for t, _ in p.tags]
+    assert "script" not in names
+    for tag, attrs in p.tags:
+        for key in ("src", "href"):
+            v = attrs.get(key)
+            if v is not None:
+                assert v.startswith(("data:", "#")), (tag, v[:60])
+    assert "<link" not in html and "@import" not in html and "url(" not in html
+    ids = {a.get("id") for _, a in p.tags}
+    for sec in ("warnings", "summary", "flips", "figures", "adequacy", "runs"):
+        assert sec in ids
+    # every figure section holds at least one image and all figures are present
+    imgs = [a for t, a in p.tags if t == "img"]
+    assert len(imgs) >= 11  # roc x2, pr x2, p3, ap/pr-auc/f1 vs eta, broc, cost, sample size
+    assert "@media print" in html and "overflow-x: auto" in html
+    assert rep.path is None and "Report(" in repr(rep)
+
+
+def test_table_numbers_match_metrics(basic, runs):
+    counts, rep = basic
+    text = " ".join(parse(rep.html).text)
+    for c in counts.values():
+        assert _fmt(metrics.roc_auc(c)) in text
+        assert _fmt(metrics.average_precision(c, 1e-3)) in text
+        assert _fmt(metrics.pr_auc(c, 1e-3)) in text
+        assert _fmt(metrics.max_f1(c, 1e-3)) in text
+    # independent reference: scikit-learn AP with positives re-weighted to eta = 1e-3
+    from sklearn.metrics import average_precision_score
+
+    y, s = runs["beta"]
+    eta = 1e-3
+    w = np.where(y, eta / (1 - eta) * (~y).sum() / y.sum(), 1.0)
+    assert _fmt(average_precision_score(y, s, sample_weight=w)) in text
+    ctx = rep.context
+    # ranks: the best ROC-AUC run is marked best
+    best = max(counts, key=lambda k: metrics.roc_auc(counts[k]))
+    row = next(r for r in ctx["table"]["rows"] if r["name"] == best)
+    assert row["cells"][0]["best"] and row["cells"][0]["rank"] == 1
+    # intervals bracket the estimates
+    for r in ctx["table"]["rows"]:
+        for cell in r["cells"]:
+            assert cell["ci"].startswith("[") or cell["ci"] == ""
+    assert any(c["ci"] for r in ctx["table"]["rows"] for c in r["cells"])
+
+
+def test_flip_warning_present_for_flipping_pair():
+    a = two_bin(900, 1000)  # high recall, LR 900
+    b = two_bin(500, 100)  # low recall, LR 5000: wins at small prevalence
+    rep = build_report({"A": a, "B": b}, prevalences=[1e-4], n_bootstrap=0)
+    flips = rep.context["flips"]
+    assert flips, "the reference pair must flip"
+    assert {f["metric"] for f in flips} >= {"AP"}
+    ap = next(f for f in flips if f["metric"] == "AP")
+    assert ap["low_winner"] == "B" and ap["high_winner"] == "A"
+    eta = ap["eta_value"]
+    da = metrics.average_precision(a, eta / 2) - metrics.average_precision(b, eta / 2)
+    db = metrics.average_precision(a, eta * 2) - metrics.average_precision(b, eta * 2)
+    assert da < 0 < db  # independent check of the sign change around eta*
+    html = rep.html
+    assert "The winner depends on the prevalence." in html
+    assert 'class="flip"' in html
+
+
+def test_no_flip_for_dominating_pair():
+    a = two_bin(900, 100)
+    b = two_bin(500, 1000)  # dominated at every FPR
+    rep = build_report({"A": a, "B": b}, prevalences=[1e-4, 1e-2], n_bootstrap=0)
+    assert rep.context["flips"] == []
+    assert 'class="flip' not in rep.html
+    assert "No pair of runs swaps order" in rep.html
+
+
+def test_skipped_runs_and_npz_files_without_mlflow(tmp_path, runs):
+    paths = []
+    for k, (y, s) in runs.items():
+        p = tmp_path / f"{k}.npz"
+        mi.RocCounts.from_scores(y, s).save(p)
+        paths.append(str(p))
+    bad = tmp_path / "broken.npz"
+    bad.write_bytes(b"not a zip at all")
+    missing = tmp_path / "missing.npz"
+    out = tmp_path / "r.html"
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from mlflow_imbalance import build_report
+        rep = build_report({[*paths, str(bad), str(missing)]!r}, prevalences=1e-3,
+                           n_bootstrap=0, output={str(out)!r})
+        assert "mlflow" not in sys.modules, "report imported mlflow for files"
+        print(len(rep.skipped))
+        """
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.strip() == "2"
+    html = out.read_text(encoding="utf-8")
+    assert "Skipped runs" in html and "broken" in html and "missing" in html
+    assert "not a valid .npz" in html
+    assert "2 run(s) skipped." in html
+
+
+def test_digest_caution_and_synthesized_marker(runs):
+    (y1, s1), (y2, s2) = runs["alpha"], runs["beta"]
+    r1 = RunData("one", mi.RocCounts.from_scores(y1, s1), digest="aaaa1111")
+    r2 = RunData(
+        "two",
+        mi.RocCounts.from_scores(y2, s2),
+        digest="bbbb2222",
+        summary={"positives": "synthesized"},
+    )
+    rep = build_report([r1, r2], prevalences=[1e-3], n_bootstrap=0)
+    html = rep.html
+    assert "Different test sets." in html and "aaaa1111" in html and "bbbb2222" in html
+    assert "Runs were evaluated on different test sets." in html
+    assert "synthetic positives" in html and "Synthesised positives." in html
+    same = build_report(
+        [r1, RunData("two", r2.counts, digest="aaaa1111")], prevalences=[1e-3], n_bootstrap=0
+    )
+    assert "Different test sets." not in same.html
+
+
+def test_user_strings_are_escaped(runs):
+    y, s = runs["alpha"]
+    r = RunData(
+        XSS_NAME,
+        mi.RocCounts.from_scores(y, s),
+        run_id="abc",
+        params={"p<b>": XSS_TAG},
+        tags={XSS_TAG: XSS_NAME},
+        source=XSS_TAG,
+    )
+    r2 = RunData(XSS_TAG, mi.RocCounts.from_scores(*runs["beta"]))
+    rep = build_report(
+        [r, r2], prevalences=[1e-3], n_bootstrap=0, experiment=XSS_NAME, title=XSS_TAG
+    )
+    p = parse(rep.html)
+    assert not p.errors, p.errors[:5]
+    assert not [t for t, _ in p.tags if t == "script"]
+    for tag, attrs in p.tags:
+        assert not any(k.startswith("on") for k in attrs), (tag, attrs)
+        if tag == "img":
+            assert attrs["src"].startswith("data:image/")
+    text = "".join(p.text)
+    assert XSS_NAME in text and XSS_TAG in text  # shown literally, as text
+    assert "<script>alert" not in rep.html and "<img src=x" not in rep.html
+    iframe = rep._repr_html_()
+    assert iframe.startswith("<iframe srcdoc=") and "<script>alert" not in iframe
+
+
+def test_deterministic_except_timestamp(runs):
+    counts = {k: mi.RocCounts.from_scores(y, s) for k, (y, s) in list(runs.items())[:2]}
+    one = build_report(counts, prevalences=[1e-3], n_bootstrap=50, seed=11)
+    two = build_report(counts, prevalences=[1e-3], n_bootstrap=50, seed=11)
+    assert one.html != strip_timestamp(one.html)  # the timestamp line exists and is removed
+    assert strip_timestamp(one.html) == strip_timestamp(two.html)
+    other = build_report(counts, prevalences=[1e-3], n_bootstrap=50, seed=12)
+    assert strip_timestamp(other.html) != strip_timestamp(one.html)
+
+
+def test_save_and_bad_options(tmp_path, basic):
+    counts, rep = basic
+    out = rep.save(tmp_path / "sub" / "r.html")
+    assert out.read_text(encoding="utf-8") == rep.html
+    with pytest.raises(ValueError, match="prevalences"):
+        build_report(counts, prevalences=[0.0])
+    with pytest.raises(ValueError, match="prevalence_range"):
+        build_report(counts, prevalence_range="0.1:0.01")
+    with pytest.raises(ValueError, match="confidence"):
+        build_report(counts, confidence=1.5)
+    with pytest.raises(ValueError, match="no run with valid counts"):
+        build_report([str(tmp_path / "nothing.npz")])
+
+
+def test_template_dir_found():
+    from mlflow_imbalance.report import template_dir
+
+    d = template_dir()
+    assert (d / "report.html.j2").is_file()
+    assert Path(d).name == "templates"
