@@ -77,8 +77,8 @@ def _keep_mask(tp: np.ndarray) -> np.ndarray:
 # (a gap; up[-1] = -inf, up[m] = +inf) and slot 2g+1 the negatives tied with up[g]. From the
 # negative count (or weight) of each slot and the smallest negative of each gap (its corner
 # threshold) the compressed curve follows by cumulative sums. Two exact kernels compute the
-# slots: a uniform-grid lookup for few positives (no sort of the negatives at all), and a merge
-# of the two sorted classes otherwise.
+# slots: a uniform-grid lookup for few positives (no sort of the negatives at all), and binary
+# searches of the distinct positive scores in the sorted negatives otherwise.
 
 #: Grid cells per distinct positive score in the lookup kernel, and the largest grid.
 _GRID_CELLS_PER_POSITIVE = 16
@@ -151,28 +151,17 @@ def _grid_slots(up: np.ndarray, x: np.ndarray) -> np.ndarray:
     return slot
 
 
-def _merge_left_right(
-    pos: np.ndarray, first: np.ndarray, neg: np.ndarray
-) -> tuple[np.ndarray, ...]:
-    """For the distinct positive scores ``pos[first]``: negatives below and at-or-below each.
+def _left_right(up: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``#(neg < up[g])`` and ``#(neg <= up[g])`` for ascending ``up`` and sorted ``neg``.
 
-    ``pos`` and ``neg`` are sorted ascending. The two runs are merged by a stable argsort (a
-    linear-time merge for two sorted runs), positives first among ties, so the number of
-    negatives before the k-th positive is exactly ``#(neg < pos[k])``. Ties with negatives are
-    rare and are counted with a binary search for just those thresholds.
+    One binary search per distinct positive score (ascending keys, so the searches walk the
+    array in order); the second count differs from the first only where a negative ties with
+    ``up[g]``, and is searched for just those thresholds.
     """
-    p, n = pos.size, neg.size
-    both = np.concatenate((pos, neg))
-    order = np.argsort(both, kind="stable")
-    del both
-    where_pos = np.flatnonzero(order < p)
-    del order
-    where_pos -= np.arange(p)
-    left = where_pos[first]
-    up = pos[first]
+    n = neg.size
+    left = np.searchsorted(neg, up, side="left")
     right = left.copy()
-    inside = left < n
-    tied = np.flatnonzero(inside)
+    tied = np.flatnonzero(left < n)
     tied = tied[neg[left[tied]] == up[tied]]
     if tied.size:
         right[tied] = np.searchsorted(neg, up[tied], side="right")
@@ -220,74 +209,141 @@ def _assemble(
     return thr, tp, fp
 
 
-def _compressed_counts(
-    pos: np.ndarray,
-    neg: np.ndarray,
-    w_pos: np.ndarray | None = None,
-    w_neg: np.ndarray | None = None,
+def _compressed_grid(
+    up: np.ndarray, tp_up: np.ndarray, neg: np.ndarray, w_neg: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Compressed counts (before dropping zero-weight positive thresholds) of the two classes.
+    """Compressed counts with the negatives bucketed by :func:`_grid_slots` (never sorted)."""
+    size = 2 * up.size + 1
+    slot = _grid_slots(up, neg)
+    neg_in_slot = np.bincount(slot, minlength=size)
+    if w_neg is not None:
+        fp_in_slot = np.bincount(slot, weights=w_neg, minlength=size)
+    else:
+        fp_in_slot = neg_in_slot.astype(np.int64, copy=False)
+    slot_min = np.full(size, np.inf)
+    np.minimum.at(slot_min, slot, neg)
+    del slot
+    fp_slot = np.cumsum(fp_in_slot[::-1])[::-1]  # negatives in this slot and above
+    return _assemble(up, tp_up, fp_slot[1::2], neg_in_slot[0::2] > 0, slot_min[0::2], fp_slot[0::2])
 
-    Args:
-        pos: scores of the positives (any order).
-        neg: scores of the negatives (any order).
-        w_pos: weights of the positives, or None for counts.
-        w_neg: weights of the negatives, or None for counts.
+
+def _use_grid(m: int, n: int) -> bool:
+    return n >= _GRID_MIN_NEGATIVES and m <= _GRID_MAX_POSITIVE_FRACTION * n
+
+
+#: Thresholds handled per block when the sorted path writes its output.
+_BLOCK = 1 << 18
+
+
+def _compressed_unweighted(s: np.ndarray, is_pos: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Compressed counts of unweighted data (thresholds descending, int64 tp and fp).
+
+    Few distinct positive scores: the grid kernel, no sort of the negatives. Otherwise both
+    classes are sorted (in place, in private copies) and the distinct positive scores are
+    located among the negatives by binary search; the output is then written block by block,
+    straight into its final descending place, so that the extra memory stays near the sorted
+    copies plus the output itself (the issue's budget is 4x the input).
+    """
+    pos = s[is_pos]
+    pos.sort()
+    p = pos.size
+    n = s.size - p
+    first = _first_of_runs(pos)
+    m = first.size
+    all_distinct = m == p
+    up = pos if all_distinct else pos[first]
+    del pos
+    if _use_grid(m, n):
+        tp_up = (p - first).astype(np.int64)
+        return _compressed_grid(up, tp_up, s[~is_pos], None)
+    if all_distinct:
+        first = None  # it is arange(m): never materialised below
+    neg = s[~is_pos]
+    neg.sort()
+    left, right = _left_right(up, neg)
+    # Gap g (0..m) holds the sorted negatives right[g-1]:left[g] (right[-1] = 0, left[m] = n).
+    nonempty = np.empty(m + 1, dtype=bool)
+    nonempty[0] = left[0] > 0
+    np.greater(left[1:], right[:-1], out=nonempty[1:m])
+    nonempty[m] = n > right[-1]
+    size = m + int(np.count_nonzero(nonempty))
+    thr = np.empty(size, dtype=np.float64)
+    tp = np.empty(size, dtype=np.int64)
+    fp = np.empty(size, dtype=np.int64)
+    done = 0  # ascending output positions written so far
+    for g0 in range(0, m + 1, _BLOCK):
+        g1 = min(g0 + _BLOCK, m + 1)  # gaps g0..g1-1 and the positive thresholds before m
+        k = g1 - g0
+        u1 = min(g1, m)
+        # Interleave ascending: gap g, then up[g]; the slot after gap m does not exist.
+        rows = 2 * k - (1 if g1 == m + 1 else 0)
+        b_thr = np.empty(2 * k)
+        b_tp = np.empty(2 * k, dtype=np.int64)
+        b_fp = np.empty(2 * k, dtype=np.int64)
+        keep = np.ones(2 * k, dtype=bool)
+        gap_lo = np.empty(k, dtype=np.intp)
+        if g0 == 0:
+            gap_lo[0] = 0
+            gap_lo[1:] = right[: g1 - 1]
+        else:
+            gap_lo[:] = right[g0 - 1 : g1 - 1]
+        ne = nonempty[g0:g1]
+        b_thr[0::2] = neg[np.minimum(gap_lo, n - 1)]
+        b_fp[0::2] = n - gap_lo
+        keep[0::2] = ne
+        if first is None:
+            tp_blk = p - np.arange(g0, u1, dtype=np.int64)
+        else:
+            tp_blk = p - first[g0:u1]
+        b_thr[1 : 2 * (u1 - g0) : 2] = up[g0:u1]
+        b_tp[1 : 2 * (u1 - g0) : 2] = tp_blk
+        b_fp[1 : 2 * (u1 - g0) : 2] = n - left[g0:u1]
+        # A gap's tp is that of the positive threshold just above it (0 above them all).
+        b_tp[0 : 2 * (u1 - g0) : 2] = tp_blk
+        if u1 < g1:
+            b_tp[2 * (u1 - g0)] = 0
+        sel = np.flatnonzero(keep[:rows])
+        count = sel.size
+        lo, hi = size - done - count, size - done
+        thr[lo:hi] = b_thr[sel][::-1]
+        tp[lo:hi] = b_tp[sel][::-1]
+        fp[lo:hi] = b_fp[sel][::-1]
+        done += count
+    return thr, tp, fp
+
+
+def _compressed_weighted(
+    s: np.ndarray, is_pos: np.ndarray, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Compressed counts with weights (before dropping zero-weight positive thresholds).
 
     Returns:
-        Descending thresholds, cumulative tp and fp (int64, or float64 with weights).
+        Descending thresholds, cumulative float64 tp and fp.
     """
-    weighted = w_pos is not None
-    if weighted:
-        order = np.argsort(pos, kind="stable")
-        pos = pos[order]
-        w_pos = w_pos[order]
-    else:
-        pos = np.sort(pos)
+    pos, w_pos = s[is_pos], w[is_pos]
+    order = np.argsort(pos, kind="stable")
+    pos, w_pos = pos[order], w_pos[order]
     first = _first_of_runs(pos)
     up = pos[first]
-    m, n = up.size, neg.size
-    if weighted:
-        per_up = np.add.reduceat(w_pos, first)
-        tp_up = np.cumsum(per_up[::-1])[::-1]
-    else:
-        tp_up = (pos.size - first).astype(np.int64)
-    if n >= _GRID_MIN_NEGATIVES and m <= _GRID_MAX_POSITIVE_FRACTION * n:
-        size = 2 * m + 1
-        slot = _grid_slots(up, neg)
-        neg_in_slot = np.bincount(slot, minlength=size)
-        if weighted:
-            fp_in_slot = np.bincount(slot, weights=w_neg, minlength=size)
-        else:
-            fp_in_slot = neg_in_slot.astype(np.int64, copy=False)
-        slot_min = np.full(size, np.inf)
-        np.minimum.at(slot_min, slot, neg)
-        del slot
-        fp_slot = np.cumsum(fp_in_slot[::-1])[::-1]  # negatives in this slot and above
-        return _assemble(
-            up, tp_up, fp_slot[1::2], neg_in_slot[0::2] > 0, slot_min[0::2], fp_slot[0::2]
-        )
-    if weighted:
-        order = np.argsort(neg)
-        neg = neg[order]
-        w_neg = w_neg[order]
-        del order
-    else:
-        neg = np.sort(neg)
-    left, right = _merge_left_right(pos, first, neg)
+    m = up.size
+    tp_up = np.cumsum(np.add.reduceat(w_pos, first)[::-1])[::-1]
+    is_neg = ~is_pos
+    neg, w_neg = s[is_neg], w[is_neg]
+    n = neg.size
+    if _use_grid(m, n):
+        return _compressed_grid(up, tp_up, neg, w_neg)
+    order = np.argsort(neg)
+    neg, w_neg = neg[order], w_neg[order]
+    del order
+    left, right = _left_right(up, neg)
     # Gap g holds the sorted negatives right[g-1]:left[g] (right[-1] = 0, left[m] = n).
     gap_lo = np.concatenate(([0], right))
-    gap_hi = np.append(left, n)
-    gap_nonempty = gap_hi > gap_lo
+    gap_nonempty = np.append(left, n) > gap_lo
     gap_min = neg[np.minimum(gap_lo, n - 1)]
-    if weighted:
-        cum_w = np.zeros(n + 1)
-        np.cumsum(w_neg, out=cum_w[1:])
-        total = cum_w[-1]
-        fp_up, fp_gap = total - cum_w[left], total - cum_w[gap_lo]
-    else:
-        fp_up, fp_gap = (n - left).astype(np.int64), (n - gap_lo).astype(np.int64)
-    return _assemble(up, tp_up, fp_up, gap_nonempty, gap_min, fp_gap)
+    cum_w = np.zeros(n + 1)
+    np.cumsum(w_neg, out=cum_w[1:])
+    total = cum_w[-1]
+    return _assemble(up, tp_up, total - cum_w[left], gap_nonempty, gap_min, total - cum_w[gap_lo])
 
 
 def _full_tables(
@@ -481,12 +537,10 @@ class RocCounts:
     ) -> RocCounts:
         weighted = w is not None
         if compress:
-            is_neg = ~is_pos
             if weighted:
-                thr, tp, fp = _compressed_counts(s[is_pos], s[is_neg], w[is_pos], w[is_neg])
+                thr, tp, fp = _compressed_weighted(s, is_pos, w)
             else:
-                thr, tp, fp = _compressed_counts(s[is_pos], s[is_neg])
-            del is_neg
+                thr, tp, fp = _compressed_unweighted(s, is_pos)
             n_pos, n_neg = tp[-1], fp[-1]  # the lowest threshold is always kept
         else:
             thr, dtp, dfp = _full_tables(is_pos, s, w)
