@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -62,6 +62,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+
+    from mlflow_imbalance.tracking import LoggedCounts
 
 logger = logging.getLogger(__name__)
 
@@ -668,16 +670,38 @@ def log_scores_from_spark(
     weight_col: str | None = None,
     max_points: int | None = None,
     num_partitions: int | None = None,
-    **log_kwargs: Any,
-) -> RocCounts:
-    """Compute :func:`roc_counts_from_spark` and log the counts to the active MLflow run.
+    prevalences: Any = None,
+    costs: Any = None,
+    run_id: str | None = None,
+    log_figures: bool = True,
+    extra_summary: Mapping[str, Any] | None = None,
+    tracking_uri: str | None = None,
+) -> LoggedCounts:
+    """Compute :func:`roc_counts_from_spark` and log the counts to an MLflow run in one call.
 
     The logging is :func:`mlflow_imbalance.tracking.log_counts` (artifacts under
-    ``imbalance/<name>/``, summary metrics); ``log_kwargs`` (e.g. ``prevalences``, ``run_id``)
-    are passed on to it.
+    ``imbalance/<name>/``, metrics at the given prevalences, figures and card), into the active
+    run unless ``run_id`` is given. ``summary.json`` records ``counts_source: "spark"`` under
+    ``extra``, plus the columns used.
+
+    Args:
+        df: see :func:`roc_counts_from_spark`.
+        label_col: see :func:`roc_counts_from_spark`.
+        score_col: see :func:`roc_counts_from_spark`.
+        name: the evaluation's name in the run (e.g. ``"test"``, ``"holdout_2024"``).
+        pos_label: see :func:`roc_counts_from_spark`.
+        weight_col: see :func:`roc_counts_from_spark`.
+        max_points: see :func:`roc_counts_from_spark`.
+        num_partitions: see :func:`roc_counts_from_spark`.
+        prevalences: deployment prevalences to log metrics at (see ``log_counts``).
+        costs: see ``log_counts``.
+        run_id: log into this run instead of the active one.
+        log_figures: render the per-run figures.
+        extra_summary: more JSON entries for ``summary.json``.
+        tracking_uri: see ``log_counts``.
 
     Returns:
-        The counts that were logged.
+        What was logged (``mlflow_imbalance.tracking.LoggedCounts``).
     """
     from mlflow_imbalance import tracking
 
@@ -690,5 +714,18 @@ def log_scores_from_spark(
         max_points=max_points,
         num_partitions=num_partitions,
     )
-    tracking.log_counts(counts, name=name, **log_kwargs)
-    return counts
+    extra: dict[str, Any] = {
+        "counts_source": "spark",
+        "spark_columns": {"label": label_col, "score": score_col, "weight": weight_col},
+    }
+    extra.update(extra_summary or {})
+    return tracking.log_counts(
+        counts,
+        name=name,
+        prevalences=prevalences,
+        costs=costs,
+        run_id=run_id,
+        extra_summary=extra,
+        log_figures=log_figures,
+        tracking_uri=tracking_uri,
+    )

@@ -1,0 +1,272 @@
+"""Spark integration: real Spark in local mode (local[2]), one session for the module."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import numpy as np
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+pd = pytest.importorskip("pandas")
+pytest.importorskip("pyarrow")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip(
+        "Spark tests need Java (java not on PATH, JAVA_HOME unset)", allow_module_level=True
+    )
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from sklearn.metrics import roc_curve  # noqa: E402
+
+from mlflow_imbalance import RocCounts  # noqa: E402
+from mlflow_imbalance.integrations.spark import (  # noqa: E402
+    _roc_counts_from_spark,
+    log_scores_from_spark,
+    roc_counts_from_spark,
+)
+
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("mlflow-imbalance-tests")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.default.parallelism", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.memory", "1g")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _frame(spark, n_partitions=3, **columns):
+    return spark.createDataFrame(pd.DataFrame(columns)).repartition(n_partitions)
+
+
+def _skewed(seed=0, n=6000):
+    """Rounded scores (many ties), 40% of the rows on one score, prevalence rising with score."""
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.normal(size=n), 2)
+    s[rng.random(n) < 0.4] = 0.25
+    y = rng.random(n) < np.where(s > 0.5, 0.4, 0.05)
+    return y, s
+
+
+def _assert_matches_sklearn(c, y, s, w=None):
+    """Independent reference: scikit-learn's full ROC curve at our thresholds.
+
+    scikit-learn drops zero-weight rows, so with weights a threshold of ours may be missing
+    there; the rates at threshold t are then those of the lowest sklearn threshold >= t.
+    """
+    fpr, tpr, thr = roc_curve(y, s, sample_weight=w, drop_intermediate=False)
+    idx = np.searchsorted(-thr, -c.thresholds, side="right") - 1
+    if w is None:
+        np.testing.assert_array_equal(thr[idx], c.thresholds)
+    np.testing.assert_allclose(c.tpr, tpr[idx], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(c.fpr, fpr[idx], rtol=1e-12, atol=1e-15)
+
+
+# ---------------------------------------------------------------------------- exactness
+def test_ties_skew_several_partitions_equal_from_scores(spark):
+    y, s = _skewed()
+    df = _frame(spark, y=y, s=s)
+    c, info = _roc_counts_from_spark(df, "y", "s", num_partitions=4)
+    ref = RocCounts.from_scores(y, s)
+    assert c == ref
+    assert c.compressed and not c.weighted
+    assert info["partitions"] == 4  # four disjoint score ranges were cumulated separately
+    # The driver got the compressed counts plus at most two rows per partition,
+    # far fewer than the distinct scores (let alone the rows).
+    assert info["rows_received"] <= ref.n_thresholds + 2 * info["partitions"]
+    assert info["rows_received"] < np.unique(s).size
+    _assert_matches_sklearn(c, y, s)
+
+
+def test_default_partitioning_equal(spark):
+    y, s = _skewed(seed=1, n=3000)
+    df = _frame(spark, y=y.astype(np.int64), s=s)
+    assert roc_counts_from_spark(df, "y", "s") == RocCounts.from_scores(y.astype(np.int64), s)
+
+
+def test_dyadic_weights_exact_and_float_weights_close(spark):
+    y, s = _skewed(seed=2, n=4000)
+    rng = np.random.default_rng(2)
+    w_dyadic = rng.integers(0, 9, y.size) / 4.0  # sums exact in float64, zero weights included
+    w_float = rng.random(y.size) * 3
+    df = _frame(spark, y=y, s=s, wd=w_dyadic, wf=w_float)
+    c = roc_counts_from_spark(df, "y", "s", weight_col="wd", num_partitions=4)
+    assert c.weighted
+    assert c == RocCounts.from_scores(y, s, sample_weight=w_dyadic)
+    _assert_matches_sklearn(c, y, s, w_dyadic)
+    cf = roc_counts_from_spark(df, "y", "s", weight_col="wf", num_partitions=4)
+    ref = RocCounts.from_scores(y, s, sample_weight=w_float)
+    np.testing.assert_array_equal(cf.thresholds, ref.thresholds)
+    np.testing.assert_allclose(cf.tp, ref.tp, rtol=1e-12)
+    np.testing.assert_allclose(cf.fp, ref.fp, rtol=1e-12)
+    assert cf.n_pos == pytest.approx(ref.n_pos, rel=1e-12)
+
+
+def test_string_int_float_labels_and_pos_label(spark):
+    y, s = _skewed(seed=3, n=2000)
+    lab = np.where(y, "fraud", "ok")
+    ints = np.where(y, 1, -1)
+    df = _frame(spark, lab=lab, ints=ints, b=y, s=s.astype(np.float32))
+    s32 = s.astype(np.float32)  # a float column: compared exactly as float64
+    ref = RocCounts.from_scores(y, s32)
+    assert roc_counts_from_spark(df, "lab", "s", pos_label="fraud") == ref
+    assert roc_counts_from_spark(df, "ints", "s") == ref
+    # pos_label selects the other class: the counts of the negated labels.
+    flipped = roc_counts_from_spark(df, "b", "s", pos_label=False)
+    assert flipped == RocCounts.from_scores(~y, s32)
+    assert flipped == RocCounts.from_scores(lab, s32, pos_label="ok")
+
+
+@settings(
+    max_examples=3,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(2, 400),
+    levels=st.integers(1, 30),
+    parts=st.integers(1, 5),
+    weighted=st.booleans(),
+    label_kind=st.sampled_from(["bool", "float", "int"]),
+)
+def test_property_equal_from_scores(spark, seed, n, levels, parts, weighted, label_kind):
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, levels, n).astype(np.float64) / levels
+    y = rng.random(n) < 0.3
+    y[0], y[-1] = True, False  # both classes present
+    labels = {"bool": y, "float": y.astype(np.float64), "int": y.astype(np.int64)}[label_kind]
+    w = rng.integers(0, 5, n).astype(np.float64) / 2
+    w[0] = w[-1] = 1.0
+    df = _frame(spark, n_partitions=parts, y=labels, s=s, w=w)
+    got = roc_counts_from_spark(
+        df, "y", "s", weight_col="w" if weighted else None, num_partitions=parts
+    )
+    assert got == RocCounts.from_scores(labels, s, sample_weight=w if weighted else None)
+
+
+# ---------------------------------------------------------------------------- bounded mode
+def test_bounded_mode_exact_counts_and_true_error(spark):
+    rng = np.random.default_rng(4)
+    n = 20000
+    s = rng.random(n)
+    s[:5000] = 0.5  # a heavy tie
+    y = rng.random(n) < 0.05 + 0.3 * s
+    df = _frame(spark, y=y, s=s)
+    max_points = 41
+    c, info = _roc_counts_from_spark(df, "y", "s", max_points=max_points)
+    assert info["mode"] == 1  # many more distinct scores than max_points: quantile buckets
+    assert c.n_thresholds <= max_points
+    full = RocCounts.from_scores(y, s, compress=False)
+    # Kept thresholds are real scores with the exact counts at them.
+    pos = np.searchsorted(-full.thresholds, -c.thresholds)
+    np.testing.assert_array_equal(full.thresholds[pos], c.thresholds)
+    np.testing.assert_array_equal(full.tp[pos], c.tp)
+    np.testing.assert_array_equal(full.fp[pos], c.fp)
+    # Recorded error = the true largest error when each threshold is represented by the
+    # next lower kept one (RocCounts.reduce's convention), computed here independently.
+    rep = np.searchsorted(-c.thresholds, -full.thresholds, side="left")
+    assert c.max_tpr_error == pytest.approx(np.max(c.tpr[rep] - full.tpr), abs=1e-15)
+    assert c.max_fpr_error == pytest.approx(np.max(c.fpr[rep] - full.fpr), abs=1e-15)
+    assert 0 < c.max_tpr_error < 4.0 / max_points
+    assert 0 < c.max_fpr_error < 4.0 / max_points
+
+
+def test_bounded_mode_few_distinct_is_exact(spark):
+    y, s = _skewed(seed=5, n=2000)
+    s = np.round(s, 1)  # ~60 distinct scores <= max_points: the exact path, no error
+    df = _frame(spark, y=y, s=s)
+    c, info = _roc_counts_from_spark(df, "y", "s", max_points=100)
+    assert info["mode"] == 0
+    assert c == RocCounts.from_scores(y, s)
+    assert c.is_exact
+
+
+# ---------------------------------------------------------------------------- validation
+@pytest.fixture(scope="module")
+def bad_df(spark):
+    return spark.createDataFrame(
+        [
+            (1, "a", 0.9, 1.0, None, 1, float("nan")),
+            (0, "b", 0.1, 2.0, 0.5, 1, 0.2),
+            (1, "c", 0.8, -1.0, 0.3, 1, 0.3),
+            (None, "a", 0.3, 1.0, float("inf"), 1, 0.4),
+        ],
+        "y int, three string, s double, w double, sbad double, one int, snan double",
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"label_col": "nope", "score_col": "s"}, r"label_col='nope' is not a column"),
+        ({"label_col": "y", "score_col": "missing"}, r"score_col='missing' is not a column"),
+        ({"label_col": "three", "score_col": "s"}, r"label_col='three' must be binary: found 3"),
+        ({"label_col": "y", "score_col": "s"}, r"label_col='y' contains 1 null label"),
+        ({"label_col": "one", "score_col": "sbad"}, r"score_col='sbad'.*1 null, 0 NaN and 1 inf"),
+        ({"label_col": "one", "score_col": "snan"}, r"score_col='snan'.*0 null, 1 NaN"),
+        ({"label_col": "one", "score_col": "s"}, r"label_col='one' holds only one class"),
+        ({"label_col": "one", "score_col": "three"}, r"score_col='three' must hold numeric"),
+        (
+            {"label_col": "one", "score_col": "s", "weight_col": "w"},
+            r"weight_col='w' must be non-negative: 1 negative.*-1.0",
+        ),
+    ],
+)
+def test_bad_input_names_the_column(bad_df, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        roc_counts_from_spark(bad_df, **kwargs)
+
+
+def test_label_rules_and_weights_errors(spark):
+    df = spark.createDataFrame(
+        [("x", 0.9, 0.0, None), ("y", 0.1, 1.0, 1.0), ("x", 0.5, 0.0, 2.0)],
+        "lab string, s double, w double, wnull double",
+    )
+    with pytest.raises(
+        ValueError, match=r"label_col='lab' has labels \['x', 'y'\]: pass pos_label"
+    ):
+        roc_counts_from_spark(df, "lab", "s")
+    with pytest.raises(ValueError, match=r"pos_label='z' is not one of the labels"):
+        roc_counts_from_spark(df, "lab", "s", pos_label="z")
+    with pytest.raises(ValueError, match=r"weight_col='w' gives the positives a total weight"):
+        roc_counts_from_spark(df, "lab", "s", pos_label="x", weight_col="w")
+    with pytest.raises(ValueError, match=r"weight_col='wnull' must hold finite weights: found 1"):
+        roc_counts_from_spark(df, "lab", "s", pos_label="x", weight_col="wnull")
+    with pytest.raises(ValueError, match="df is empty"):
+        roc_counts_from_spark(df.limit(0), "lab", "s", pos_label="x")
+    with pytest.raises(ValueError, match="max_points must be an integer >= 2"):
+        roc_counts_from_spark(df, "lab", "s", pos_label="x", max_points=1)
+
+
+# ---------------------------------------------------------------------------- MLflow
+def test_log_scores_from_spark_round_trip(spark, tracking_uri):
+    import mlflow
+
+    from mlflow_imbalance.tracking import load_counts
+
+    y, s = _skewed(seed=6, n=1500)
+    df = _frame(spark, y=y, s=s)
+    with mlflow.start_run() as run:
+        logged = log_scores_from_spark(df, "y", "s", name="spark_eval", log_figures=False)
+    assert logged.run_id == run.info.run_id
+    assert logged.summary["extra"]["counts_source"] == "spark"
+    assert load_counts(run.info.run_id, name="spark_eval") == RocCounts.from_scores(y, s)
