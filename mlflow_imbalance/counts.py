@@ -156,15 +156,22 @@ def _left_right(up: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
     One binary search per distinct positive score (ascending keys, so the searches walk the
     array in order); the second count differs from the first only where a negative ties with
-    ``up[g]``, and is searched for just those thresholds.
+    ``up[g]``, and is searched for just those thresholds. Ties are looked for block by block to
+    keep temporaries small. ``right`` is ``left`` itself when nothing ties.
     """
     n = neg.size
     left = np.searchsorted(neg, up, side="left")
-    right = left.copy()
-    tied = np.flatnonzero(left < n)
-    tied = tied[neg[left[tied]] == up[tied]]
-    if tied.size:
-        right[tied] = np.searchsorted(neg, up[tied], side="right")
+    right = left
+    if n == 0:
+        return left, right
+    for g0 in range(0, up.size, _BLOCK):
+        lb = left[g0 : g0 + _BLOCK]
+        tied = np.flatnonzero(neg[np.minimum(lb, n - 1)] == up[g0 : g0 + _BLOCK])
+        if tied.size:
+            if right is left:
+                right = left.copy()
+            tied += g0
+            right[tied] = np.searchsorted(neg, up[tied], side="right")
     return left, right
 
 
@@ -232,7 +239,7 @@ def _use_grid(m: int, n: int) -> bool:
 
 
 #: Thresholds handled per block when the sorted path writes its output.
-_BLOCK = 1 << 18
+_BLOCK = 1 << 16
 
 
 def _compressed_unweighted(s: np.ndarray, is_pos: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -248,16 +255,14 @@ def _compressed_unweighted(s: np.ndarray, is_pos: np.ndarray) -> tuple[np.ndarra
     pos.sort()
     p = pos.size
     n = s.size - p
-    first = _first_of_runs(pos)
-    m = first.size
-    all_distinct = m == p
-    up = pos if all_distinct else pos[first]
+    all_distinct = p < 2 or not np.any(pos[1:] == pos[:-1])
+    first = None if all_distinct else _first_of_runs(pos)  # None: it would be arange(p)
+    m = p if first is None else first.size
+    up = pos if first is None else pos[first]
     del pos
     if _use_grid(m, n):
-        tp_up = (p - first).astype(np.int64)
+        tp_up = p - (np.arange(m, dtype=np.int64) if first is None else first.astype(np.int64))
         return _compressed_grid(up, tp_up, s[~is_pos], None)
-    if all_distinct:
-        first = None  # it is arange(m): never materialised below
     neg = s[~is_pos]
     neg.sort()
     left, right = _left_right(up, neg)
