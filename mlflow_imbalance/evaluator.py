@@ -11,13 +11,14 @@ store) becomes a warning and the default evaluator's results are untouched. Set
 Configuration keys (``evaluator_config["imbalance"]``, or the flat config when
 ``evaluators=None``): ``name`` (default ``"test"``), ``prevalences``, ``costs``,
 ``keep_scores``, ``log_figures``, ``pos_label`` (shared with MLflow's classifier evaluator),
-``strict``.
+``score_column`` (a column of a static dataset holding the scores), ``strict``.
 
 Scores: ``predict_proba`` of the underlying model (the column of the positive class, located
 with the model's ``classes_`` when it has them, else the sorted labels), else the model's
-``predict`` output when it is continuous; for a static dataset (``model=None``) the
-``predictions`` column. Hard 0/1 predictions give one threshold only; that is logged, with a
-warning.
+``predict`` output when it is continuous. For a static dataset (``model=None``): the
+``score_column`` when configured, else the ``predictions`` column (MLflow's classifier evaluator
+wants hard labels there, so keep the scores in their own column and name it). Hard 0/1
+predictions give one threshold only; that is logged, with a warning.
 """
 
 from __future__ import annotations
@@ -103,7 +104,14 @@ class ImbalanceEvaluator(ModelEvaluator):
         pos_label = config.get("pos_label")
         if pos_label is None or not np.any(labels == pos_label):
             pos_label = labels[-1]  # MLflow's classifier evaluator: the larger label
-        scores = self._scores(dataset, model, labels, pos_label)
+        column = config.get("score_column")
+        if column is not None:
+            features = dataset.features_data
+            if not hasattr(features, "columns") or column not in features.columns:
+                raise ValueError(f"score_column {column!r} is not a column of the data")
+            scores = features[column].to_numpy()
+        else:
+            scores = self._scores(dataset, model, labels, pos_label)
         if scores is None:
             return None
         if np.unique(scores).size <= 2:
