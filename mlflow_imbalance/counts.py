@@ -459,19 +459,20 @@ class RocCounts:
         if thr.size > 1 and not np.all(thr[1:] < thr[:-1]):
             i = int(np.flatnonzero(~(thr[1:] < thr[:-1]))[0])
             raise ValueError(
-                f"thresholds must be strictly descending: thresholds[{i + 1}]={thr[i + 1]!r} "
-                f"follows thresholds[{i}]={thr[i]!r}"
+                "thresholds must be strictly descending: "
+                f"thresholds[{i + 1}]={thr[i + 1].item()!r} "
+                f"follows thresholds[{i}]={thr[i].item()!r}"
             )
         for name, arr in (("tp", tp_arr), ("fp", fp_arr)):
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"{name} must be finite")
             if arr.size and arr.min() < 0:
-                raise ValueError(f"{name} must be non-negative, found {arr.min()!r}")
+                raise ValueError(f"{name} must be non-negative, found {arr.min().item()!r}")
             if arr.size > 1 and np.any(arr[1:] < arr[:-1]):
                 i = int(np.flatnonzero(arr[1:] < arr[:-1])[0])
                 raise ValueError(
-                    f"{name} must be cumulative (non-decreasing): {name}[{i + 1}]={arr[i + 1]!r} "
-                    f"< {name}[{i}]={arr[i]!r}"
+                    f"{name} must be cumulative (non-decreasing): "
+                    f"{name}[{i + 1}]={arr[i + 1].item()!r} < {name}[{i}]={arr[i].item()!r}"
                 )
         n_pos_v = float(n_pos) if weighted else int(n_pos)
         n_neg_v = float(n_neg) if weighted else int(n_neg)
@@ -483,7 +484,7 @@ class RocCounts:
             tol = 1e-9 * total if weighted else 0
             if arr[-1] > total + tol:
                 key = "tp" if name == "n_pos" else "fp"
-                raise ValueError(f"{key}[-1]={arr[-1]!r} exceeds {name}={total!r}")
+                raise ValueError(f"{key}[-1]={arr[-1].item()!r} exceeds {name}={total!r}")
         for name, err in (("max_tpr_error", max_tpr_error), ("max_fpr_error", max_fpr_error)):
             if not (0.0 <= float(err) <= 1.0):
                 raise ValueError(f"{name} must lie in [0, 1], got {err!r}")
