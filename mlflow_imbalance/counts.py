@@ -17,6 +17,13 @@ the ROC staircase). Points dropped that way lie on a horizontal ROC segment betw
 points, so no metric of this package changes; runs of positive thresholds are *not* merged,
 because average precision sums precision over each of them. The result has at most
 ``2 * (number of positive thresholds) + 1`` points.
+
+Building the compressed counts never needs the negatives in order: only, for each gap between
+consecutive distinct positive scores, how many negatives fall in it and the lowest of them (the
+corner threshold). With few distinct positive scores (low prevalence, the case this package is
+for) the negatives are bucketed into those gaps with an exact uniform-grid lookup (see
+:func:`_grid_slots`) in a few vectorised O(n) passes; otherwise both classes are sorted. Both
+paths are exact, ties included, and are checked against scikit-learn in the tests.
 """
 
 from __future__ import annotations
@@ -636,7 +643,9 @@ class RocCounts:
         thresholds before it. A dropped threshold is thus replaced by a lower one, moving its
         point up and right on the ROC curve by less than ``2 / (max_points - 1)`` in each
         coordinate. The realised largest errors are measured exactly and added to
-        ``max_tpr_error`` / ``max_fpr_error`` (errors of successive reductions add up).
+        ``max_tpr_error`` / ``max_fpr_error`` (errors of successive reductions add up). They bound
+        the move of every point of the curve it is applied to; a threshold already dropped by
+        lossless compression is represented by its corner exactly, as before.
 
         Args:
             max_points: hard cap on the number of thresholds, at least 2.
