@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import sys
@@ -23,6 +24,11 @@ from sklearn.metrics import roc_curve  # noqa: E402
 
 from mlflow_imbalance import RocCounts  # noqa: E402
 from mlflow_imbalance.integrations.spark import (  # noqa: E402
+    _assemble,
+    _bucket_partitions,
+    _combine_partition_buckets,
+    _counts_from_buckets,
+    _cumulate_partitions,
     _roc_counts_from_spark,
     log_scores_from_spark,
     roc_counts_from_spark,
@@ -45,6 +51,7 @@ def spark():
         .config("spark.ui.enabled", "false")
         .config("spark.driver.memory", "1g")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "500")  # several batches a task
         .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
     )
@@ -161,6 +168,100 @@ def test_property_equal_from_scores(spark, seed, n, levels, parts, weighted, lab
         df, "y", "s", weight_col="w" if weighted else None, num_partitions=parts
     )
     assert got == RocCounts.from_scores(labels, s, sample_weight=w if weighted else None)
+
+
+# ------------------------------------------- partition functions without Spark (many cases)
+def _batches(rng, columns, names):
+    """Split equal-length arrays into Arrow batches of random sizes (some empty)."""
+    import pyarrow as pa
+
+    n = columns[0].size
+    cuts = np.sort(rng.integers(0, n + 1, rng.integers(0, 6)))
+    bounds = [0, *cuts.tolist(), n]
+    return [
+        pa.RecordBatch.from_arrays([pa.array(c[a:b]) for c in columns], names=names)
+        for a, b in itertools.pairwise(bounds)
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(2, 300),
+    levels=st.integers(1, 40),
+    parts=st.integers(1, 6),
+    weighted=st.booleans(),
+)
+def test_cumulate_and_assemble_equal_from_scores(seed, n, levels, parts, weighted):
+    """Steps 4-5 on simulated range partitions split into random Arrow batches."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, levels, n) / levels
+    y = rng.random(n) < rng.random()
+    y[0], y[-1] = True, False
+    w = rng.integers(0, 4, n) / 2.0 if weighted else np.ones(n)
+    w[0] = w[-1] = 1.0
+    # The per-distinct-score table, descending, as groupBy(score) would give it.
+    thr, inv = np.unique(s, return_inverse=True)
+    dt = np.float64 if weighted else np.int64
+    pos = np.bincount(inv, weights=w * y, minlength=thr.size)[::-1].astype(dt)
+    neg = np.bincount(inv, weights=w * ~y, minlength=thr.size)[::-1].astype(dt)
+    thr = thr[::-1]
+    edges = np.sort(rng.integers(0, thr.size + 1, parts - 1))
+    bounds = [0, *edges.tolist(), thr.size]
+    out = []
+    for a, b in itertools.pairwise(bounds):  # empty partitions included
+        cols = [thr[a:b], pos[a:b], neg[a:b]]
+        out += list(_cumulate_partitions(weighted)(iter(_batches(rng, cols, ["s", "p", "n"]))))
+    rng.shuffle(out)  # the driver must not rely on the order partitions arrive in
+    got, info = _assemble(pa.Table.from_batches(out), weighted)
+    ref = RocCounts.from_scores(y, s, sample_weight=w if weighted else None)
+    assert got == ref
+    assert info["rows_received"] <= ref.n_thresholds + 2 * info["partitions"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(2, 300),
+    levels=st.integers(1, 60),
+    n_cuts=st.integers(1, 12),
+    parts=st.integers(1, 4),
+    weighted=st.booleans(),
+)
+def test_bucket_summaries_and_error_bound(seed, n, levels, n_cuts, parts, weighted):
+    """Bounded mode on random partitions and cuts: exact counts at kept thresholds, true error."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, levels, n) / levels
+    y = rng.random(n) < 0.4
+    y[0], y[-1] = True, False
+    w = rng.integers(1, 4, n) / 2.0 if weighted else np.ones(n)
+    dt = np.float64 if weighted else np.int64
+    cols = [s, (w * y).astype(dt), (w * ~y).astype(dt)]
+    cuts = np.unique(rng.choice(s, n_cuts))
+    part_of = rng.integers(0, parts, n)  # raw rows in arbitrary partitions
+    batches = []
+    for k in range(parts):
+        sel = part_of == k
+        pcols = [c[sel] for c in cols]
+        batches += list(
+            _bucket_partitions(cuts, weighted)(iter(_batches(rng, pcols, ["s", "p", "n"])))
+        )
+    table = pa.Table.from_batches(batches) if batches else None
+    acc = _combine_partition_buckets(table, cuts.size + 1, weighted)
+    c = _counts_from_buckets(acc, weighted)
+    full = RocCounts.from_scores(y, s, sample_weight=w if weighted else None, compress=False)
+    idx = np.searchsorted(-full.thresholds, -c.thresholds)
+    np.testing.assert_array_equal(full.thresholds[idx], c.thresholds)
+    np.testing.assert_allclose(full.tp[idx], c.tp, rtol=1e-12)
+    np.testing.assert_allclose(full.fp[idx], c.fp, rtol=1e-12)
+    rep = np.searchsorted(-c.thresholds, -full.thresholds, side="left")
+    assert c.max_tpr_error == pytest.approx(max(0.0, np.max(c.tpr[rep] - full.tpr)), abs=1e-12)
+    assert c.max_fpr_error == pytest.approx(max(0.0, np.max(c.fpr[rep] - full.fpr)), abs=1e-12)
+    assert c.n_thresholds <= cuts.size + 1
 
 
 # ---------------------------------------------------------------------------- bounded mode

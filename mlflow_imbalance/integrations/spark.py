@@ -501,6 +501,31 @@ def _combine_partition_buckets(got: Any, n_buckets: int, weighted: bool) -> dict
     return acc
 
 
+def _counts_from_buckets(acc: dict[str, np.ndarray], weighted: bool) -> RocCounts:
+    """Driver side of the bounded mode: one threshold per non-empty bucket, exact error."""
+    keep = acc["cnt"] > 0
+    sel = {k: v[keep][::-1] for k, v in acc.items()}  # descending score order
+    tp = np.cumsum(sel["pos"])
+    fp = np.cumsum(sel["neg"])
+    n_pos, n_neg = tp[-1], fp[-1]
+    # A dropped threshold s of a bucket (smin < s <= smax) is represented by smin, the next
+    # lower kept threshold: its TPR rises by the bucket's positives scoring below s, which is
+    # largest for s = smax. Hence the exact largest errors below (0 for single-score buckets).
+    tpr_err = float(np.max(sel["pos"] - sel["pos_at_max"]) / n_pos)
+    fpr_err = float(np.max(sel["neg"] - sel["neg_at_max"]) / n_neg)
+    return RocCounts(
+        sel["smin"],
+        tp,
+        fp,
+        n_pos,
+        n_neg,
+        compressed=True,
+        max_tpr_error=min(1.0, max(0.0, tpr_err)),
+        max_fpr_error=min(1.0, max(0.0, fpr_err)),
+        weighted=weighted,
+    )
+
+
 def _bounded(
     rows: DataFrame,
     weighted: bool,
@@ -539,29 +564,7 @@ def _bounded(
     data = rows.select("score", "pos", "neg")
     got = _collect_arrow(data.mapInArrow(_bucket_partitions(cuts, weighted), schema))
     acc = _combine_partition_buckets(got, cuts.size + 1, weighted)
-    keep = acc["cnt"] > 0
-    sel = {k: v[keep][::-1] for k, v in acc.items()}  # descending score order
-    tp = np.cumsum(sel["pos"])
-    fp = np.cumsum(sel["neg"])
-    n_pos, n_neg = tp[-1], fp[-1]
-    # A dropped threshold s of bucket j (smin < s <= smax) is represented by smin: its TPR
-    # rises by the bucket's positives scoring below s, at most those below smax.
-    tpr_err = float(np.max(sel["pos"] - sel["pos_at_max"]) / n_pos)
-    fpr_err = float(np.max(sel["neg"] - sel["neg_at_max"]) / n_neg)
-    single = sel["smin"] == sel["smax"]
-    tpr_err = 0.0 if single.all() else tpr_err
-    fpr_err = 0.0 if single.all() else fpr_err
-    counts = RocCounts(
-        sel["smin"],
-        tp,
-        fp,
-        n_pos,
-        n_neg,
-        compressed=True,
-        max_tpr_error=min(1.0, max(0.0, tpr_err)),
-        max_fpr_error=min(1.0, max(0.0, fpr_err)),
-        weighted=weighted,
-    )
+    counts = _counts_from_buckets(acc, weighted)
     return counts, {"rows_received": int(got.num_rows), "partitions": 0, "mode": 1}
 
 
