@@ -1,0 +1,93 @@
+"""Benchmark: the logging hook on 10^6 scores vs mlflow.log_figure of one RocCurveDisplay.
+
+Usage::
+
+    python benchmarks/bench_logging.py [--n 1000000] [--repeats 3]
+
+Both are measured in this process, into a temporary SQLite tracking store, after one warm-up
+of each (imports, fonts, the store's schema). Printed: the best-of-``repeats`` wall time of
+
+- baseline: ``sklearn.metrics.RocCurveDisplay.from_predictions`` + ``mlflow.log_figure``;
+- ``mlflow_imbalance.log_scores`` (counts, metrics, six figures, card, raw scores, upload),
+  split into counts / metrics / figures / card / scores / upload;
+
+and the ratio hook / baseline (target: below 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+import numpy as np
+
+
+def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.01).astype(np.int8)
+    s = rng.normal(size=n).astype(np.float32) + 1.5 * y
+    return y, s
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import mlflow
+    from sklearn.metrics import RocCurveDisplay
+
+    import mlflow_imbalance as mi
+    from mlflow_imbalance import tracking
+
+    y, s = _data(args.n)
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chdir(tmp)
+        mlflow.set_tracking_uri(f"sqlite:///{tmp}/mlflow.db")
+
+        def baseline() -> float:
+            with mlflow.start_run():
+                t0 = time.perf_counter()
+                disp = RocCurveDisplay.from_predictions(y, s)
+                mlflow.log_figure(disp.figure_, "roc.png")
+                elapsed = time.perf_counter() - t0
+                plt.close(disp.figure_)
+            return elapsed
+
+        def hook() -> tuple[float, dict[str, float]]:
+            with mlflow.start_run():
+                t0 = time.perf_counter()
+                mi.log_scores(y, s, prevalences=[1e-3, 1e-4])
+                elapsed = time.perf_counter() - t0
+            return elapsed, dict(tracking.last_timings.parts)
+
+        baseline()  # warm-up
+        hook()
+        base = min(baseline() for _ in range(args.repeats))
+        runs = [hook() for _ in range(args.repeats)]
+        total, parts = min(runs, key=lambda r: r[0])
+
+    print(f"n = {args.n:,} scores, best of {args.repeats}")
+    print(f"baseline  RocCurveDisplay + mlflow.log_figure : {base:7.3f} s")
+    print(f"hook      mlflow_imbalance.log_scores          : {total:7.3f} s")
+    for key in ("counts", "metrics", "figures", "card", "upload"):
+        if key in parts:
+            print(f"            {key:<8}: {parts[key]:7.3f} s")
+    parallel = parts.pop("scores (in parallel)", None)
+    if parallel is not None:
+        print(f"            scores  : {parallel:7.3f} s  (written in a thread during the figures)")
+    other = total - sum(parts.values())
+    print(f"            {'other':<8}: {other:7.3f} s  (validation, digests, summary)")
+    ratio = total / base
+    print(f"ratio hook / baseline: {ratio:.2f}  (target < 3: {'met' if ratio < 3 else 'NOT met'})")
+
+
+if __name__ == "__main__":
+    main()
