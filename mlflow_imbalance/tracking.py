@@ -437,12 +437,20 @@ def _render_figures(
         logger.warning("figures skipped: mlflow_imbalance.plots unavailable (%s)", exc)
         return {}
     cfp, cfn = (costs["fp"], costs["fn"]) if costs else (1.0, 1.0)
-    figs = plots.run_figures(c, prevalences=prevalences, cost_fp=cfp, cost_fn=cfn, name=name)
-    files = {}
-    for key, fig in figs.items():
-        fname = f"{key}.png"
-        (out / fname).write_bytes(plots.figure_to_png(fig, dpi=FIGURE_DPI, close=True))
-        files[key] = fname
+    files: dict[str, str] = {}
+    try:
+        figs = plots.run_figures(c, prevalences=prevalences, cost_fp=cfp, cost_fn=cfn, name=name)
+        for key, fig in figs.items():
+            fname = f"{key}.png"
+            (out / fname).write_bytes(plots.figure_to_png(fig, dpi=FIGURE_DPI, close=True))
+            files[key] = fname
+    except Exception as exc:  # figures are a convenience: never lose the counts over them
+        message = f"mlflow-imbalance: figures for {name!r} skipped, drawing failed: {exc!r}"
+        logger.warning(message)
+        warnings.warn(message, UserWarning, stacklevel=4)
+        for fname in files.values():
+            (out / fname).unlink(missing_ok=True)
+        return {}
     return files
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import mlflow
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
-from sklearn.metrics import average_precision_score, roc_auc_score
+from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
 
 import mlflow_imbalance as mi
 from mlflow_imbalance import tracking
@@ -304,3 +304,28 @@ def test_eta_label_is_a_valid_metric_component(eta):
 def test_close_prevalences_are_rejected():
     with pytest.raises(ValueError, match="share a metric name"):
         tracking._check_prevalences([1e-3, 1.00001e-3])
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.integers(min_value=-5, max_value=5)), min_size=2, max_size=60
+    ).filter(lambda rows: len({r[0] for r in rows}) == 2)
+)
+def test_round_trip_property(tracking_uri, rows):
+    # ties (few distinct integer scores) and tiny sets: what is loaded is what was logged
+    y = np.array([r[0] for r in rows])
+    s = np.array([r[1] for r in rows], dtype=float)
+    res = mi.log_scores(y, s, prevalences=[], log_figures=False)
+    got = mi.load_counts(res.run_id)
+    fpr_sk, tpr_sk, _ = roc_curve(y, s, drop_intermediate=False)
+    full = np.c_[np.r_[0.0, got.fpr], np.r_[0.0, got.tpr]]
+    # every stored point is a point of scikit-learn's exact ROC, and the curve ends at (1, 1)
+    sk = set(zip(fpr_sk.round(12), tpr_sk.round(12), strict=True))
+    assert all((round(a, 12), round(b, 12)) in sk for a, b in full)
+    assert got.tp[-1] == y.sum() and got.fp[-1] == (~y).sum()
+    assert res.summary["y_true_digest"] == labels_digest(y)
