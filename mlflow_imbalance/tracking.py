@@ -484,8 +484,13 @@ def _fmt(value: Any, digits: int = 4) -> str:
     v = float(value)
     if not math.isfinite(v):
         return "–"
+    if v.is_integer() and abs(v) < 1e15:
+        return f"{int(v):,}"
     if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e5):
-        return f"{v:.{digits - 1}e}"
+        mantissa, exponent = f"{v:.{digits - 1}e}".split("e")
+        if "." in mantissa:
+            mantissa = mantissa.rstrip("0").rstrip(".")
+        return f"{mantissa}e{int(exponent)}"
     return f"{v:.{digits}g}"
 
 
