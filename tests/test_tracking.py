@@ -329,3 +329,9 @@ def test_round_trip_property(tracking_uri, rows):
     assert all((round(a, 12), round(b, 12)) in sk for a, b in full)
     assert got.tp[-1] == y.sum() and got.fp[-1] == (~y).sum()
     assert res.summary["y_true_digest"] == labels_digest(y)
+
+
+def test_unreachable_store_raises_before_logging(unreachable_tracking_uri):
+    y, s = _data(n=200)
+    with pytest.raises(MlflowException):
+        mi.log_scores(y, s, run_id="0" * 32, tracking_uri=unreachable_tracking_uri)
