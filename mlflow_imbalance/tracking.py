@@ -408,8 +408,10 @@ def _headline(
     grid = m.default_prevalence_grid(num=SWEEP_POINTS, low=low, high=0.5)
     sweep = m.prevalence_sweep(c, grid)
     idx = np.searchsorted(-c.thresholds, -np.asarray(sweep["max_f1_threshold"]))
-    prec_grid = m.precision(c, grid)
-    prec_at = prec_grid[np.arange(grid.size), idx]
+    # one η at a time: a (grid × thresholds) matrix would need GBs for 10^6 thresholds
+    prec_at = np.array(
+        [float(np.atleast_1d(m.precision(c, float(e)))[k]) for e, k in zip(grid, idx, strict=True)]
+    )
     series = [
         {
             "prevalence": float(grid[j]),
