@@ -1,11 +1,12 @@
 """Benchmark roc_counts_from_spark against collecting the columns to the driver.
 
-Run: ``python benchmarks/bench_spark.py [--sizes 1000000 10000000] [--max-points 1000]``.
+Run: ``python benchmarks/bench_spark.py [--sizes 1000000 10000000] [--max-points 1000]
+[--grid 10000]``.
 
 For each size, a DataFrame of ``n`` rows is generated *in Spark* (``spark.range`` and ``rand``;
-scores on a grid of 10^6 values, so ties are common and the distinct scores grow with ``n`` up to
-10^6; prevalence about 1%) and cached in the executors, so both methods read the same cached
-data. In this one process it times
+scores on a grid of ``--grid`` values, 10^4 by default as for scores rounded to four decimals, so
+ties are common; prevalence about 1%) and cached in the executors, so both methods read the
+same cached data. In this one process it times
 
 * ``roc_counts_from_spark(df, "y", "s")`` (exact; the driver receives only compressed counts),
 * the same with ``max_points`` (bounded-error mode, quantile buckets, no shuffle of rows),
@@ -16,7 +17,8 @@ and reports wall time, the peak *extra* resident memory of the driver's Python p
 call (``VmRSS`` sampled every 5 ms from ``/proc/self/status``; the JVM driver is a separate
 process and not included), the rows the driver received, and the ratios against the baseline.
 The Spark methods run first at every size, so the baseline's larger allocations cannot hide
-theirs. Spark runs ``local[2]`` with 3 GiB driver memory; numbers depend on the machine's load.
+theirs; one warm-up of each method on a tiny table comes first. Spark runs ``local[2]`` with
+3 GiB driver memory; numbers depend on the machine's load.
 """
 
 from __future__ import annotations
@@ -68,6 +70,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
     ap.add_argument("--max-points", type=int, default=1000)
+    ap.add_argument(
+        "--grid", type=int, default=10_000, help="scores take values k / grid (default 10^4)"
+    )
     ap.add_argument("--skip-baseline-above", type=int, default=10**8)
     args = ap.parse_args()
 
@@ -91,6 +96,12 @@ def main() -> None:
     )
     spark.sparkContext.setLogLevel("ERROR")
 
+    # Warm-up (JVM code paths, Python workers) on a tiny table, so the first size is not charged.
+    tiny = spark.range(1000).select((F.col("id") % 7).alias("s"), (F.col("id") % 3 == 0).alias("y"))
+    _roc_counts_from_spark(tiny, "y", "s")
+    _roc_counts_from_spark(tiny, "y", "s", max_points=4)
+    tiny.toPandas()
+
     header = (
         f"{'rows':>10} {'method':<26} {'time s':>8} {'x base':>7} "
         f"{'peak MiB':>9} {'x base':>7} {'rows to driver':>15} {'points':>8}"
@@ -102,7 +113,7 @@ def main() -> None:
         df = (
             spark.range(n, numPartitions=8)
             .select(
-                (F.floor(F.rand(seed=1) * 1_000_000) / 1_000_000).alias("s"),
+                (F.floor(F.rand(seed=1) * args.grid) / args.grid).alias("s"),
                 F.rand(seed=2).alias("u"),
             )
             .select("s", (F.col("u") < 0.002 + 0.04 * F.pow(F.col("s"), 4)).alias("y"))
