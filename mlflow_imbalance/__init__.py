@@ -20,7 +20,10 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "log_scores": "mlflow_imbalance.tracking",
+    "log_counts": "mlflow_imbalance.tracking",
     "load_counts": "mlflow_imbalance.tracking",
+    "load_summary": "mlflow_imbalance.tracking",
+    "load_scores": "mlflow_imbalance.tracking",
     "list_counts": "mlflow_imbalance.tracking",
     "autolog": "mlflow_imbalance.tracking",
     "build_report": "mlflow_imbalance.report",
