@@ -289,6 +289,19 @@ def test_bounded_mode_exact_counts_and_true_error(spark):
     assert c.max_fpr_error == pytest.approx(np.max(c.fpr[rep] - full.fpr), abs=1e-15)
     assert 0 < c.max_tpr_error < 4.0 / max_points
     assert 0 < c.max_fpr_error < 4.0 / max_points
+    # Weighted (dyadic weights, zero weights included): same guarantees with weighted counts.
+    w = rng.integers(0, 5, n) / 4.0
+    dfw = _frame(spark, y=y, s=s, w=w)
+    cw = roc_counts_from_spark(dfw, "y", "s", weight_col="w", max_points=max_points)
+    fw = RocCounts.from_scores(y, s, sample_weight=w, compress=False)
+    assert cw.weighted and cw.n_thresholds <= max_points
+    pos = np.searchsorted(-fw.thresholds, -cw.thresholds)
+    np.testing.assert_array_equal(fw.thresholds[pos], cw.thresholds)
+    np.testing.assert_array_equal(fw.tp[pos], cw.tp)
+    np.testing.assert_array_equal(fw.fp[pos], cw.fp)
+    rep = np.searchsorted(-cw.thresholds, -fw.thresholds, side="left")
+    assert cw.max_tpr_error == pytest.approx(np.max(cw.tpr[rep] - fw.tpr), abs=1e-12)
+    assert cw.max_fpr_error == pytest.approx(np.max(cw.fpr[rep] - fw.fpr), abs=1e-12)
 
 
 def test_bounded_mode_few_distinct_is_exact(spark):

@@ -250,8 +250,13 @@ def _validate(
     return _Plan(is_pos, n_pos, n_neg, weight_col is not None)
 
 
-def _class_columns(df: DataFrame, plan: _Plan, score_col: str, weight_col: str | None) -> DataFrame:
-    """``score`` (double), ``pos`` and ``neg`` (0/1 longs, or the row's weight) per row."""
+def _class_columns(
+    df: DataFrame, plan: _Plan, score_col: str, weight_col: str | None, with_class: bool = False
+) -> DataFrame:
+    """``score`` (double), ``pos`` and ``neg`` (0/1 longs, or the row's weight) per row.
+
+    With ``with_class`` a boolean ``is_pos`` column follows.
+    """
     score = _col(score_col).cast("double").alias("score")
     if weight_col is None:
         pos = plan.is_pos.cast("long")
@@ -260,7 +265,10 @@ def _class_columns(df: DataFrame, plan: _Plan, score_col: str, weight_col: str |
         w = _col(weight_col).cast("double")
         pos = F.when(plan.is_pos, w).otherwise(F.lit(0.0))
         neg = F.when(plan.is_pos, F.lit(0.0)).otherwise(w)
-    return df.select(score, pos.alias("pos"), neg.alias("neg"))
+    cols = [score, pos.alias("pos"), neg.alias("neg")]
+    if with_class:
+        cols.append(plan.is_pos.alias("is_pos"))
+    return df.select(*cols)
 
 
 # ---------------------------------------------------------------------------- exact path
@@ -594,8 +602,8 @@ def _roc_counts_from_spark(
     if max_points is None:
         counts, info = _exact(rows, plan.weighted, num_partitions)
     else:
-        if plan.weighted:
-            rows = rows.withColumn("is_pos", plan.is_pos)
+        if plan.weighted:  # the class of zero-weight rows, for the per-class quantiles
+            rows = _class_columns(df, plan, score_col, weight_col, with_class=True)
         counts, info = _bounded(
             rows, plan.weighted, int(max_points), num_partitions, relative_error
         )
