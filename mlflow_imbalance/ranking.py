@@ -48,6 +48,7 @@ from mlflow_imbalance.uncertainty import (
     _rng,
     _threshold_column,
     bootstrap_counts,
+    metric_statistic,
     metric_values,
 )
 
@@ -56,12 +57,16 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "FLIP_METRICS",
     "NEVER_FLIP",
+    "TABLE_METRICS",
     "FlipPoints",
     "FlipSignificance",
+    "FlipTable",
     "Ranking",
     "f1_flip_point",
     "flip_points",
     "flip_significance",
+    "flip_significance_from_replicates",
+    "flip_table",
     "rank_runs",
     "roc_auc_disagreements",
 ]
@@ -172,8 +177,18 @@ def _winners(
     return out
 
 
-def _grid_roots(f: Any, log_grid: np.ndarray, values: np.ndarray) -> list[float]:
-    """Sign changes of values on the grid, refined with brentq in log eta."""
+def _grid_roots(
+    f: Any,
+    log_grid: np.ndarray,
+    values: np.ndarray,
+    exact_ends: Any = None,
+) -> list[float]:
+    """Sign changes of values on the grid, refined with brentq in log eta.
+
+    ``exact_ends(eta_array)`` (when the grid values are approximate) re-evaluates the exact
+    difference at each bracket's two ends; brackets whose exact ends do not change sign are
+    dropped (the approximate sign change was within the curves' error).
+    """
     s = np.sign(values)
     roots = []
     nz = np.flatnonzero(s != 0)
@@ -183,6 +198,10 @@ def _grid_roots(f: Any, log_grid: np.ndarray, values: np.ndarray) -> list[float]
         if j > i + 1:  # exact zero(s) on the grid between opposite signs
             roots.append(float(np.exp(0.5 * (log_grid[i + 1] + log_grid[j - 1]))))
             continue
+        if exact_ends is not None:
+            ends = exact_ends(np.exp(log_grid[[i, j]]))
+            if not ends[0] * ends[1] < 0:
+                continue
         r = optimize.brentq(f, log_grid[i], log_grid[j], xtol=1e-13, rtol=1e-13)
         roots.append(float(np.exp(r)))
     return roots
@@ -246,21 +265,8 @@ def flip_points(
             roots, metric, (lo, hi), "closed form", winners=_winners(diff_f1, lo, hi, roots)
         )
 
-    def diff(eta: Any) -> np.ndarray:
-        return metric_values(counts_a, metric, eta) - metric_values(counts_b, metric, eta)
-
-    def f_log(x: float) -> float:
-        return float(diff(math.exp(x))[0])
-
-    log_grid = np.linspace(math.log(lo), math.log(hi), int(grid_size))
-    roots = _grid_roots(f_log, log_grid, diff(np.exp(log_grid)))
-    return FlipPoints(
-        roots,
-        metric,
-        (lo, hi),
-        "log-eta grid + brentq",
-        winners=_winners(lambda e: diff(e)[0], lo, hi, roots),
-    )
+    table = flip_table({"a": counts_a, "b": counts_b}, (metric,), (lo, hi), grid=int(grid_size))
+    return table.flips[("a", "b", metric)]
 
 
 def _roc_auc(c: RocCounts) -> float:
@@ -369,17 +375,168 @@ def rank_runs(
     flips: dict[tuple[str, str], FlipPoints] = {}
     dis: dict[tuple[str, str], list[tuple[float, float, str]]] = {}
     aucs = {n: _roc_auc(runs[n]) for n in names}
+    table = flip_table(runs, (metric,), rng) if metric != "f1" else None
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
             kw: dict[str, Any] = {}
             if metric == "f1" and thresholds is not None:
                 kw["thresholds"] = (thresholds[a], thresholds[b])
-            fp = flip_points(runs[a], runs[b], metric, rng, **kw)
+            if table is not None:
+                fp = table.flips[(a, b, metric)]
+            else:
+                fp = flip_points(runs[a], runs[b], metric, rng, **kw)
             flips[(a, b)] = fp
             if aucs[a] != aucs[b]:
                 w = "a" if aucs[a] > aucs[b] else "b"
                 dis[(a, b)] = [(x, y, z) for x, y, z in fp.winners if z not in (w, "tie")]
     return Ranking(names, metric, eta, values, order, flips, aucs, dis)
+
+
+# ---------------------------------------------------------------------------- batched flips
+#: Metrics :func:`flip_table` searches by default.
+TABLE_METRICS = ("ap", "pr_auc", "max_f1")
+
+
+@dataclass(frozen=True)
+class FlipTable:
+    """Flip points of every pair of runs on several metrics, from curves computed once per run.
+
+    Attributes:
+        names: run names in input order.
+        metrics: the metrics searched.
+        prevalence_range: ``(low, high)`` searched.
+        prevalences: the log-eta grid the curves are on.
+        curves: ``{name: {metric: values on the grid}}`` -- each run's curve, computed once.
+        curve_errors: ``{metric: largest absolute error of the curves}`` (0 when exact sums;
+            the deposit kernels of :func:`uncertainty.metric_statistic` for large counts).
+        flips: ``{(name_a, name_b, metric): FlipPoints}`` for every pair ``a`` before ``b``.
+    """
+
+    names: list[str]
+    metrics: tuple[str, ...]
+    prevalence_range: tuple[float, float]
+    prevalences: np.ndarray
+    curves: dict[str, dict[str, np.ndarray]]
+    curve_errors: dict[str, float]
+    flips: dict[tuple[str, str, str], FlipPoints]
+
+    def __getitem__(self, key: tuple[str, str, str]) -> FlipPoints:
+        """``table[a, b, metric]`` (either order of ``a`` and ``b``; winners follow the key)."""
+        a, b, m = key
+        if (a, b, m) in self.flips:
+            return self.flips[(a, b, m)]
+        fp = self.flips[(b, a, m)]
+        swap = {"a": "b", "b": "a", "tie": "tie"}
+        return FlipPoints(
+            list(fp),
+            fp.metric,
+            fp.prevalence_range,
+            fp.method,
+            fp.reason,
+            [(x, y, swap[w]) for x, y, w in fp.winners],
+        )
+
+    def all_flips(self) -> list[tuple[str, str, str, float]]:
+        """Every flip as ``(name_a, name_b, metric, eta*)``, sorted by eta*."""
+        out = [(a, b, m, float(e)) for (a, b, m), fp in self.flips.items() for e in fp]
+        return sorted(out, key=lambda x: (x[3], x[0], x[1], x[2]))
+
+
+def _log_grid(lo: float, hi: float, grid: Any) -> np.ndarray:
+    if grid is None or np.ndim(grid) == 0:
+        n = 512 if grid is None else int(grid)
+        if n < 3:
+            raise ValueError(f"grid must have at least 3 points, got {grid!r}")
+        return np.exp(np.linspace(math.log(lo), math.log(hi), n))
+    eta = np.asarray(check_prevalence(grid, "grid"), dtype=float)
+    if eta.ndim != 1 or eta.size < 3 or np.any(np.diff(eta) <= 0):
+        raise ValueError("grid must be an increasing 1-d array of at least 3 prevalences")
+    if eta[0] < lo * (1 - 1e-12) or eta[-1] > hi * (1 + 1e-12):
+        raise ValueError(f"grid must lie inside prevalence_range ({lo:g}, {hi:g})")
+    return eta
+
+
+def flip_table(
+    counts_by_name: Mapping[str, RocCounts],
+    metrics: Sequence[str] = TABLE_METRICS,
+    prevalence_range: Sequence[float] = (1e-6, 0.5),
+    *,
+    grid: Any = None,
+    curves: Mapping[str, Mapping[str, Any]] | None = None,
+) -> FlipTable:
+    """Flip points of every pair of runs on AP, PR-AUC and/or max-F1 in one batched pass.
+
+    Each run's curve over the log-eta grid is computed ONCE per metric (the batched kernels of
+    :func:`uncertainty.metric_statistic`: exact sums for small counts, the linear-deposit
+    kernels with a stated error bound for large ones) -- or taken from ``curves``. For every
+    pair the sign changes of the difference of the two curves bracket the flips; each bracket
+    is checked and refined with Brent's method on the EXACT metrics
+    (:func:`uncertainty.metric_values`), so the eta* are exact to ~1e-13 in log eta. Cost:
+    R curves plus, per flip, a dozen exact evaluations at one eta -- instead of two curves per
+    pair and metric. Two flips closer than one grid step can be missed (as in
+    :func:`flip_points`); with approximate curves, a crossing whose difference stays within the
+    curves' error on the grid can be missed too.
+
+    Args:
+        counts_by_name: ``{name: counts}``.
+        metrics: any of ``"ap"``, ``"pr_auc"``, ``"max_f1"``.
+        prevalence_range: ``(low, high)`` searched.
+        grid: number of log-spaced points (default 512) or an increasing array inside the
+            range (e.g. a report's own eta grid, so its curves can be reused).
+        curves: optional precomputed ``{name: {metric: values on grid}}`` (exact or within
+            a known error); missing entries are computed.
+
+    Returns:
+        :class:`FlipTable`.
+    """
+    lo, hi = _check_range(prevalence_range)
+    mets = tuple(metrics)
+    for m in mets:
+        if m not in TABLE_METRICS:
+            raise ValueError(f"metrics must be among {TABLE_METRICS}, got {m!r}")
+    names = list(counts_by_name)
+    eta = _log_grid(lo, hi, grid)
+    log_grid = np.log(eta)
+    table: dict[str, dict[str, np.ndarray]] = {}
+    errors = dict.fromkeys(mets, 0.0)
+    for n in names:
+        c = counts_by_name[n]
+        table[n] = {}
+        for m in mets:
+            given = (curves or {}).get(n, {}).get(m)
+            if given is not None:
+                v = np.asarray(given, dtype=float)
+                if v.shape != eta.shape:
+                    raise ValueError(f"curves[{n!r}][{m!r}] must have shape {eta.shape}")
+            else:
+                stat = metric_statistic(c, m, eta)
+                v = stat.estimate(c)
+                errors[m] = max(errors[m], stat.max_error)
+            table[n][m] = v
+    flips: dict[tuple[str, str, str], FlipPoints] = {}
+    for m in mets:
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                ca, cb = counts_by_name[a], counts_by_name[b]
+
+                def diff(e: Any, ca: RocCounts = ca, cb: RocCounts = cb, m: str = m) -> np.ndarray:
+                    return metric_values(ca, m, e) - metric_values(cb, m, e)
+
+                values = table[a][m] - table[b][m]
+                roots = _grid_roots(
+                    lambda x, diff=diff: float(diff(math.exp(x))[0]),
+                    log_grid,
+                    values,
+                    exact_ends=(lambda e, diff=diff: diff(e)) if errors[m] > 0 else None,
+                )
+                flips[(a, b, m)] = FlipPoints(
+                    roots,
+                    m,
+                    (lo, hi),
+                    "log-eta grid + brentq",
+                    winners=_winners(lambda e, diff=diff: diff(e)[0], lo, hi, roots),
+                )
+    return FlipTable(names, mets, (lo, hi), eta, table, errors, flips)
 
 
 # ---------------------------------------------------------------------------- significance
@@ -594,10 +751,70 @@ def flip_significance(
     est = metric_values(counts_a, metric, eta, threshold=ta) - metric_values(
         counts_b, metric, eta, threshold=tb
     )
-    low, high, _ = _band_from_replicates(est, reps, conf, True, "identity")
-    prob = (reps > 0).mean(axis=0)
     kw: dict[str, Any] = {"thresholds": thresholds} if metric == "f1" else {}
     flips = flip_points(counts_a, counts_b, metric, (eta[0], eta[-1]), **kw)
+    return flip_significance_from_replicates(
+        est,
+        reps,
+        eta,
+        flips,
+        metric=metric,
+        confidence=conf,
+        paired=paired,
+        note=note,
+        seed=seed,
+    )
+
+
+def flip_significance_from_replicates(
+    difference: Any,
+    replicates: Any,
+    prevalences: Any,
+    flips: Sequence[float],
+    *,
+    metric: str = "ap",
+    confidence: float = 0.95,
+    paired: bool = False,
+    note: str = "",
+    seed: Any = None,
+) -> FlipSignificance:
+    """Significance of flips from bootstrap replicates of ``D(eta)`` that already exist.
+
+    The batched counterpart of :func:`flip_significance`: when every run already has one set
+    of count-bootstrap replicates of its metric curve (e.g. from
+    :func:`uncertainty.bootstrap_statistics`, shared with its intervals and bands), the
+    unpaired replicates of ``D = M_A - M_B`` are just ``reps_A - reps_B`` (independent draws),
+    and no new resampling is needed. Same band, same rule as :func:`flip_significance`.
+
+    Args:
+        difference: the estimate of ``D`` on the grid, ``(G,)``.
+        replicates: replicates of ``D``, ``(B, G)``.
+        prevalences: the increasing log-eta grid (at least 3 points).
+        flips: the flip points eta* (inside the grid's span), e.g. from :func:`flip_table`.
+        metric: the metric's name (for the record).
+        confidence: level of the band and of the eta* intervals.
+        paired: whether the replicates come from a paired bootstrap.
+        note: caveats to carry (e.g. the unpaired bootstrap is conservative).
+        seed: the seed of the replicates (for the record).
+
+    Returns:
+        :class:`FlipSignificance`.
+    """
+    conf = _check_confidence(confidence)
+    eta = np.asarray(prevalences, dtype=float)
+    if eta.ndim != 1 or eta.size < 3 or np.any(np.diff(eta) <= 0):
+        raise ValueError("prevalences must be an increasing grid of at least 3 values")
+    est = np.asarray(difference, dtype=float)
+    reps = np.asarray(replicates, dtype=float)
+    if est.shape != eta.shape or reps.ndim != 2 or reps.shape[1] != eta.size:
+        raise ValueError(
+            f"difference must have shape {eta.shape} and replicates (B, {eta.size}); got "
+            f"{est.shape} and {reps.shape}"
+        )
+    if not isinstance(flips, FlipPoints):
+        flips = FlipPoints(list(flips), metric, (eta[0], eta[-1]), "given")
+    low, high, _ = _band_from_replicates(est, reps, conf, True, "identity")
+    prob = (reps > 0).mean(axis=0)
     log_grid = np.log(eta)
     significant: list[bool] = []
     intervals: list[tuple[float, float]] = []
@@ -634,7 +851,7 @@ def flip_significance(
         method=("paired" if paired else "unpaired")
         + " bootstrap asymmetric sup-t band over log-prevalence grid",
         confidence=conf,
-        n_boot=int(n_boot),
+        n_boot=int(reps.shape[0]),
         seed=seed if not isinstance(seed, np.random.Generator) else None,
         note=note,
     )
