@@ -844,8 +844,26 @@ def _log(
 # ------------------------------------------------------------------------------ loading
 
 
+@contextmanager
+def _no_mlflow_progress_bar() -> Iterator[None]:
+    """Silence MLflow's per-file tqdm bars: our loads are small and the CLI draws its own."""
+    import os
+
+    key = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
+    old = os.environ.get(key)
+    os.environ[key] = "false"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = old
+
+
 def _download(client: Any, run_id: str, path: str, dst: str) -> Path:
-    return Path(client.download_artifacts(run_id, path, dst))
+    with _no_mlflow_progress_bar():
+        return Path(client.download_artifacts(run_id, path, dst))
 
 
 def load_summary(
