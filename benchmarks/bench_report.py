@@ -1,9 +1,9 @@
 """Benchmark: the report for 20 runs of 10^6 scores, 200 prevalences, 1000 bootstrap replicates.
 
-Target (issue 5): renders in under 20 s and the HTML is under 5 MB. Prints the time per stage
-(load, metrics, bootstrap, ranking, figures, render) and, as a baseline measured in this same
-process, the time to build one run's counts from its 10^6 scores and to save one matplotlib
-figure of one ROC curve.
+Target (issue 5): renders in under 20 s and the HTML is under 5 MB. Prints the wall and CPU
+time (``time.process_time``) per stage (load, metrics, bootstrap, ranking, figures, render)
+and, as a baseline measured in this same process, the time to build one run's counts from its
+10^6 scores and to save one matplotlib figure of one ROC curve.
 
 Run:  python benchmarks/bench_report.py [--runs 20] [--n 1000000] [--bootstrap 1000]
 """
@@ -40,7 +40,7 @@ def main() -> None:
     plots.figure_to_svg(ax.figure)
     t_fig = time.perf_counter() - t0
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     rep = mi.build_report(
         counts,
         prevalences=[1e-4, 1e-3],
@@ -49,15 +49,21 @@ def main() -> None:
         output=args.output,
     )
     total = time.perf_counter() - t0
+    cpu_total = time.process_time() - c0
     size = len(rep.html.encode("utf-8"))
     k = np.mean([c.n_thresholds for c in counts.values()])
     print(
         f"{args.runs} runs x {args.n:,} scores (mean {k:,.0f} thresholds), 200 prevalences, "
         f"B={args.bootstrap}"
     )
+    print(f"  {'stage':10s} {'wall':>9s} {'CPU':>9s}")
     for stage, sec in rep.timings.items():
-        print(f"  {stage:10s} {sec:7.2f} s")
-    print(f"  {'total':10s} {total:7.2f} s  (target < 20 s: {'OK' if total < 20 else 'MISSED'})")
+        print(f"  {stage:10s} {sec:7.2f} s {rep.cpu_timings.get(stage, float('nan')):7.2f} s")
+    print(
+        f"  {'total':10s} {total:7.2f} s {cpu_total:7.2f} s  "
+        f"(target < 20 s: {'OK' if total < 20 else 'MISSED'}; CPU time is the fair measure on a "
+        "shared machine)"
+    )
     print(f"  HTML       {size / 1e6:7.2f} MB (target < 5 MB: {'OK' if size < 5e6 else 'MISSED'})")
     print(
         f"baseline: counts of one run {t_counts:.2f} s -> report = {total / t_counts:.1f}x; "

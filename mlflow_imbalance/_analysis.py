@@ -9,7 +9,6 @@ shapes the results for the templates (strings are left raw: jinja2 autoescapes t
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import time
@@ -18,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mlflow_imbalance import metrics
+from mlflow_imbalance import metrics, uncertainty
 from mlflow_imbalance.counts import RocCounts
 
 logger = logging.getLogger(__name__)
@@ -41,22 +40,27 @@ ADEQUACY_TOLERANCE = 0.1
 
 # ---------------------------------------------------------------------------------- helpers
 class _Timer:
-    def __init__(self, timings: dict[str, float]) -> None:
+    def __init__(self, timings: dict[str, float], cpu: dict[str, float] | None = None) -> None:
         self.timings = timings
+        self.cpu = {} if cpu is None else cpu
 
     def stage(self, name: str) -> _Stage:
-        return _Stage(self.timings, name)
+        return _Stage(self.timings, self.cpu, name)
 
 
 class _Stage:
-    def __init__(self, timings: dict[str, float], name: str) -> None:
-        self.timings, self.name = timings, name
+    """Wall (perf_counter) and CPU (process_time, all threads) seconds of one stage."""
+
+    def __init__(self, timings: dict[str, float], cpu: dict[str, float], name: str) -> None:
+        self.timings, self.cpu, self.name = timings, cpu, name
 
     def __enter__(self) -> None:
         self.t0 = time.perf_counter()
+        self.c0 = time.process_time()
 
     def __exit__(self, *exc: Any) -> None:
         self.timings[self.name] = self.timings.get(self.name, 0.0) + time.perf_counter() - self.t0
+        self.cpu[self.name] = self.cpu.get(self.name, 0.0) + time.process_time() - self.c0
 
 
 def draw_counts(c: RocCounts, max_points: int = DRAW_POINTS) -> RocCounts:
@@ -123,12 +127,13 @@ def build_context(
     palette: Sequence[str],
     formatters: Mapping[str, Callable[..., str]],
     seed_for: Callable[..., np.random.SeedSequence],
+    cpu_timings: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Compute everything the report shows and shape it for the templates."""
     from mlflow_imbalance import plots
 
     fmt, feta, fint, fci = (formatters[k] for k in ("fmt", "eta", "int", "ci"))
-    timer = _Timer(timings)
+    timer = _Timer(timings, cpu_timings)
     names = [r.name for r in runs]
     counts = {r.name: r.counts for r in runs}
     colors = plots.run_colors(names)
@@ -157,7 +162,13 @@ def build_context(
             etas = np.array([test_prev[n], *chosen], dtype=float)
             mf1, thr = metrics.max_f1_point(c, etas)
             opt = metrics.optimal_operating_point(c, etas, opts.cost_fp, opts.cost_fn)
-            sweep = metrics.prevalence_sweep(c, grid)
+            # each run's AP / PR-AUC / max-F1 curve over the eta grid, ONCE: drawn in the
+            # metric-vs-eta figures, centre of the bands and scanned for ranking flips
+            sweep, sweep_err = {}, 0.0
+            for key, _ in FLIP_METRICS:
+                st = uncertainty.metric_statistic(c, key, grid)
+                sweep[key] = st.estimate(c)
+                sweep_err = max(sweep_err, st.max_error)
             point[n] = {
                 "roc_auc": float(metrics.roc_auc(c)),
                 "etas": etas,
@@ -167,6 +178,7 @@ def build_context(
                 "max_f1_threshold": np.atleast_1d(thr),
                 "cost": np.atleast_1d(opt.cost),
                 "sweep": sweep,
+                "sweep_error": sweep_err,
             }
             idx = np.searchsorted(-c.thresholds, -np.atleast_1d(thr))
             point[n]["op_tp"] = c.tp[idx].astype(float)
@@ -189,7 +201,7 @@ def build_context(
                 unc.precision_interval(tp, fp, c.n_pos, c.n_neg, eta)
                 for tp, fp, eta in zip(p["op_tp"], p["op_fp"], p["etas"], strict=True)
             ]
-            p["boot"] = unc.bootstrap(n, c, p["etas"], grid)
+            p["boot"] = unc.bootstrap(n, c, p["etas"], grid, p["sweep"])
             p["adequacy"] = [
                 unc.adequacy(c, tp, fp, eta)
                 for tp, fp, eta in zip(p["op_tp"], p["op_fp"], p["etas"], strict=True)
@@ -200,7 +212,7 @@ def build_context(
     # ------------------------------------------------------------ ranking flips
     with timer.stage("ranking"):
         flips, contradictions = _flips(
-            runs, counts, point, opts, (lo, hi), chosen, test_prev, progress, feta, fmt, unc
+            runs, counts, point, opts, (lo, hi), chosen, test_prev, progress, feta, fmt, unc, grid
         )
 
     # ------------------------------------------------------------ figures
@@ -531,81 +543,92 @@ def _adequacy_rows(runs, point, chosen, feta, fmt, fint) -> list[dict[str, Any]]
 
 
 # ---------------------------------------------------------------------------------- flips
-def _flips(runs, counts, point, opts, rng, chosen, test_prev, progress, feta, fmt, unc):
+def _flips(runs, counts, point, opts, rng, chosen, test_prev, progress, feta, fmt, unc, grid):
+    """Every pair's flips on AP, PR-AUC and max-F1 from :func:`ranking.flip_table`.
+
+    The curves come from the metrics stage (computed once per run on the report's η grid);
+    flip_table only takes differences, brackets sign changes and refines each root with
+    Brent's method on the exact metric. Significance: see :meth:`_Uncertainty.significance`.
+    """
     out: list[dict[str, Any]] = []
     contradictions: list[str] = []
-    try:
-        from mlflow_imbalance import ranking
-    except ImportError as exc:  # pragma: no cover - only while the package is incomplete
-        unc.notes.append(
-            {
-                "level": "danger",
-                "title": "Ranking flips not computed.",
-                "text": f"mlflow_imbalance.ranking is unavailable: {exc}",
-            }
-        )
-        return out, contradictions
-    pairs = list(itertools.combinations(range(len(runs)), 2))
+    from mlflow_imbalance import ranking
+
+    names = [r.name for r in runs]
+    by_name = {r.name: r for r in runs}
+    keys = tuple(k for k, _ in FLIP_METRICS)
+    table = ranking.flip_table(
+        counts,
+        keys,
+        rng,
+        grid=grid,
+        curves={n: {k: point[n]["sweep"][k] for k in keys} for n in names},
+    )
+    labels = dict(FLIP_METRICS)
     key_lo = min([*test_prev.values(), *chosen])
     key_hi = max([*test_prev.values(), *chosen])
-    for done, (i, j) in enumerate(pairs):
-        a, b = runs[i], runs[j]
-        ca, cb = counts[a.name], counts[b.name]
-        auc_a, auc_b = point[a.name]["roc_auc"], point[b.name]["roc_auc"]
-        for key, label in FLIP_METRICS:
-            etas = list(ranking.flip_points(ca, cb, metric=key, prevalence_range=rng))
-            fn = _METRIC_FN[key]
-            # ROC-AUC order against the order at each chosen prevalence
-            for e in chosen:
-                da = float(fn(ca, e)) - float(fn(cb, e))
-                if auc_a != auc_b and da != 0 and (auc_a > auc_b) != (da > 0):
-                    hi_auc, lo_auc = (a.name, b.name) if auc_a > auc_b else (b.name, a.name)
-                    contradictions.append(
-                        f"{hi_auc} has the higher ROC-AUC, but {lo_auc} has the higher {label} "
-                        f"at η = {feta(e)}."
-                    )
-            for eta_star in etas:
-                below = eta_star / 1.05
-                above = min(eta_star * 1.05, 0.999999)
-                d_below = float(fn(ca, below)) - float(fn(cb, below))
-                d_above = float(fn(ca, above)) - float(fn(cb, above))
-                low_w, low_l = (a.name, b.name) if d_below > 0 else (b.name, a.name)
-                high_w, high_l = (a.name, b.name) if d_above > 0 else (b.name, a.name)
-                sig = unc.flip_significance(a, b, key, eta_star, rng)
-                major = key_lo < eta_star < key_hi
-                roc_txt = ""
-                if auc_a != auc_b:
-                    auc_w = a.name if auc_a > auc_b else b.name
-                    losers = [w for w, side in ((low_w, "below"), (high_w, "above")) if w != auc_w]
-                    if losers:
-                        side = "below" if low_w != auc_w else "above"
-                        roc_txt = (
-                            f"ROC-AUC ranks {auc_w} first ({fmt(max(auc_a, auc_b))} vs "
-                            f"{fmt(min(auc_a, auc_b))}), yet {losers[0]} wins on {label} {side} "
-                            f"η* = {feta(eta_star)}."
+    # ROC-AUC order against the order at each chosen prevalence (exact values of the table)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            auc_a, auc_b = point[a]["roc_auc"], point[b]["roc_auc"]
+            if auc_a == auc_b:
+                continue
+            for key in keys:
+                for j, e in enumerate(chosen):
+                    da = float(point[a][key][1 + j]) - float(point[b][key][1 + j])
+                    if da != 0 and (auc_a > auc_b) != (da > 0):
+                        hi_auc, lo_auc = (a, b) if auc_a > auc_b else (b, a)
+                        contradictions.append(
+                            f"{hi_auc} has the higher ROC-AUC, but {lo_auc} has the higher "
+                            f"{labels[key]} at η = {feta(e)}."
                         )
-                out.append(
-                    {
-                        "a": a.name,
-                        "b": b.name,
-                        "metric": label,
-                        "metric_key": key,
-                        "eta_value": float(eta_star),
-                        "eta": feta(eta_star),
-                        "eta_ci": sig.get("eta_ci_text", ""),
-                        "low_winner": low_w,
-                        "low_loser": low_l,
-                        "high_winner": high_w,
-                        "high_loser": high_l,
-                        "significant": sig.get("significant"),
-                        "significance": sig.get("text", ""),
-                        "roc_contradiction": roc_txt,
-                        "major": major,
-                        "affects_chosen": major and bool(chosen),
-                    }
-                )
+    sig = unc.significance(table, by_name, point, chosen or sorted(set(test_prev.values())))
+    done = 0
+    for (a, b, key), fps in table.flips.items():
+        label = labels[key]
+        auc_a, auc_b = point[a]["roc_auc"], point[b]["roc_auc"]
+        for k, eta_star in enumerate(fps):
+            # winners just below and above eta* (the table's winner intervals, exact signs)
+            w_lo, w_hi = fps.winners[k][2], fps.winners[k + 1][2]
+            low_w, low_l = (a, b) if w_lo == "a" else (b, a)
+            high_w, high_l = (a, b) if w_hi == "a" else (b, a)
+            sg = sig.get((a, b, key, k), {"significant": None, "text": ""})
+            major = key_lo < eta_star < key_hi
+            roc_txt = ""
+            if auc_a != auc_b:
+                auc_w = a if auc_a > auc_b else b
+                losers = [w for w, side in ((low_w, "below"), (high_w, "above")) if w != auc_w]
+                if losers:
+                    side = "below" if low_w != auc_w else "above"
+                    roc_txt = (
+                        f"ROC-AUC ranks {auc_w} first ({fmt(max(auc_a, auc_b))} vs "
+                        f"{fmt(min(auc_a, auc_b))}), yet {losers[0]} wins on {label} {side} "
+                        f"η* = {feta(eta_star)}."
+                    )
+            out.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "metric": label,
+                    "metric_key": key,
+                    "eta_value": float(eta_star),
+                    "eta": feta(eta_star),
+                    "eta_ci": sg.get("eta_ci_text", ""),
+                    "low_winner": low_w,
+                    "low_loser": low_l,
+                    "high_winner": high_w,
+                    "high_loser": high_l,
+                    "significant": sg.get("significant"),
+                    "significance": sg.get("text", ""),
+                    "tested": sg.get("tested", False),
+                    "roc_contradiction": roc_txt,
+                    "major": major,
+                    "affects_chosen": major and bool(chosen),
+                }
+            )
+        done += 1
         if progress is not None:
-            progress("ranking", done + 1, len(pairs))
+            progress("ranking", done, len(table.flips))
     out.sort(key=lambda f: (not f["major"], not f["significant"], f["eta_value"], f["a"], f["b"]))
     return out, list(dict.fromkeys(contradictions))
 
@@ -774,11 +797,20 @@ def _figures(runs, counts, point, opts, chosen, test_prev, grid, rng, flips, pro
 
 # ---------------------------------------------------------------------------------- uncertainty
 #: Thresholds kept (per log-aware bin family) in the counts that the bootstrap resamples.
-BOOT_POINTS = 400
-#: Prevalences of the bootstrap bands drawn in the metric-vs-η figures.
+BOOT_POINTS = 200
+#: Prevalences of the bootstrap bands drawn in the metric-vs-η figures (a subset of the
+#: report's η grid, log-spaced; the curves are smooth in log η, so the band is drawn there).
 BAND_GRID = 50
-#: At most this many flips get a bootstrap significance test (major ones first).
-MAX_SIGNIFICANCE = 24
+#: Pair/metric comparisons whose flips get a significance test (nearest the deployment
+#: prevalences first); unpaired tests reuse the shared replicates and cost milliseconds.
+MAX_SIGNIFICANCE = 100
+#: Of those, comparisons that may use the (costlier, O(B n)) paired bootstrap of raw scores.
+MAX_PAIRED = 12
+
+
+def band_indices(n: int, num: int = BAND_GRID) -> np.ndarray:
+    """Indices of about ``num`` evenly spread points of an ``n``-point grid, ends included."""
+    return np.unique(np.round(np.linspace(0, n - 1, min(num, n))).astype(np.int64))
 
 
 def _logit(x: np.ndarray) -> np.ndarray:
@@ -820,23 +852,56 @@ class _Uncertainty:
         self._bands: dict[tuple, dict[str, tuple]] = {}
         self.band_labels: set[str] = set()
         self.n_sig = 0
-        b = opts.n_bootstrap
-        conf = opts.confidence
-        self.bands_note = (
+        self.untested = 0
+        self.thin_shift = 0.0
+        self.kernel_error = 0.0
+        self.replicates: dict[str, dict[str, tuple]] = {}
+
+    def _thinning_text(self) -> str:
+        return (
+            f"each run's counts are thinned to ≈{BOOT_POINTS} thresholds per axis (TPR, TPR+FPR "
+            f"and log FPR: between kept thresholds TPR moves < 1/{BOOT_POINTS}, FPR < "
+            f"2/{BOOT_POINTS} and log10 FPR < 1/{BOOT_POINTS} of its range) before resampling; "
+            f"thinning moved the AP / PR-AUC / max-F1 estimates by at most "
+            f"{_fmt_e(self.thin_shift)} (largest over runs and band η), and every band and "
+            "interval is re-centred on the exact value from the full counts; the AP and PR-AUC "
+            f"kernels add at most {_fmt_e(max(self.kernel_error, 1e-300))} (linear deposit on a "
+            "log-ratio grid, Simpson per ROC segment)"
+        )
+
+    @property
+    def bands_note(self) -> str:
+        """What the shaded bands are (rendered above the figures)."""
+        b, conf = self.opts.n_bootstrap, self.opts.confidence
+        if not b:
+            return "Bootstrap disabled (--bootstrap 0): only the analytic P³ bands are drawn."
+        return (
             f"Shaded: {conf:.0%} bands. ROC, PR and metric-vs-η bands are simultaneous bootstrap "
-            f"sup-t bands over their grid ({b} count-bootstrap replicates, resampled from counts "
-            f"thinned to ≈{BOOT_POINTS} points per axis and re-centred on the exact curve); "
-            "P³ bands come from one Koopman likelihood-ratio interval and hold at every η at once."
-            if b
-            else "Bootstrap disabled (--bootstrap 0): only the analytic P³ bands are drawn."
+            f"sup-t bands over their grid, all from one set of {b} count-bootstrap replicates per "
+            f"run; the AP / PR-AUC / max-F1 bands are computed and drawn on {BAND_GRID} "
+            "log-spaced η (the curves are smooth in log η), the curves themselves on the full "
+            f"grid. Bootstrap resolution: {self._thinning_text()}. P³ bands come from one "
+            "Koopman likelihood-ratio interval and hold at every η at once."
         )
-        self.flips_note = (
+
+    @property
+    def flips_note(self) -> str:
+        """How flips were tested, and which were not (rendered in the flips section)."""
+        text = (
             "Significance: a bootstrap band for the difference D(η) = M_A(η) − M_B(η), "
-            "simultaneous over log η; a flip is significant only when the band excludes 0 with "
-            "opposite signs on both sides. Paired (same examples) when both runs kept their "
-            "scores on the same test set; otherwise unpaired, which is conservative for "
-            "positively correlated scores."
+            f"simultaneous over {BAND_GRID} log-spaced η of the range; a flip is significant "
+            "only when the band excludes 0 with opposite signs on both sides. Paired (same "
+            "examples) when both runs kept their scores on the same test set (at most "
+            f"{MAX_PAIRED} paired comparisons); otherwise unpaired from each run's shared "
+            "replicates, which is conservative for positively correlated scores. Budget: "
+            f"{MAX_SIGNIFICANCE} pair/metric comparisons, those with flips nearest the "
+            "deployment prevalences first."
         )
+        if self.untested:
+            text += (
+                f" {self.untested} flip(s) beyond the budget were not tested (marked “Not tested”)."
+            )
+        return text
 
     def methods(self) -> list[dict[str, str]]:
         conf = f"{self.opts.confidence:.0%}"
@@ -853,6 +918,7 @@ class _Uncertainty:
             },
         ]
         if self.opts.n_bootstrap:
+            out.append({"what": "Bootstrap resolution", "how": self._thinning_text()})
             out.insert(
                 1,
                 {
@@ -870,8 +936,14 @@ class _Uncertainty:
         iv = self.u.precision_interval(tp, fp, n_pos, n_neg, eta, confidence=self.opts.confidence)
         return float(iv.low), float(iv.high)
 
-    def bootstrap(self, name, c, etas, grid) -> dict[tuple, tuple[float, float]]:
-        """Table intervals (pointwise percentile) and figure bands for one run."""
+    def bootstrap(self, name, c, etas, grid, sweep) -> dict[tuple, tuple[float, float]]:
+        """Table intervals, figure bands and flip-test replicates from ONE replicate set.
+
+        One :func:`uncertainty.bootstrap_statistics` call per run (seeded per run) feeds every
+        statistic: AP / PR-AUC / max-F1 at the table's prevalences (pointwise percentile
+        intervals) and on the band grid (sup-t bands, and the replicates the flip tests
+        reuse), ROC-AUC and minimum cost (percentile), the ROC band and the PR bands.
+        """
         out: dict[tuple, tuple[float, float]] = {}
         b = self.opts.n_bootstrap
         if not b or c.weighted:
@@ -888,60 +960,81 @@ class _Uncertainty:
         u = self.u
         thin = draw_counts(c, BOOT_POINTS)
         etas = np.asarray(etas, dtype=float)
-        # pointwise intervals at the table's prevalences, re-centred on the exact values
-        for key in ("ap", "pr_auc", "max_f1"):
-            band = u.prevalence_band(
-                thin,
-                key,
-                etas,
-                n_boot=b,
-                confidence=conf,
-                seed=self._seed(name, key, "table"),
-                simultaneous=False,
-            )
-            exact = np.atleast_1d(_METRIC_FN[key](c, etas)).astype(float)
-            low, high = _recentre(band, exact)
-            for j in range(etas.size):
-                out[(key, j)] = (float(low[j]), float(high[j]))
-        # ROC-AUC and minimum expected cost from one set of replicates
+        grid = np.asarray(grid, dtype=float)
+        bidx = band_indices(grid.size)
+        bgrid = grid[bidx]
+        all_eta = np.concatenate([etas, bgrid])
         cfp, cfn = self.opts.cost_fp, self.opts.cost_fn
-
-        def stat(tp: np.ndarray, fp: np.ndarray) -> np.ndarray:
-            t = np.concatenate([np.zeros((tp.shape[0], 1)), tp / thin.n_pos], axis=1)
-            f = np.concatenate([np.zeros((fp.shape[0], 1)), fp / thin.n_neg], axis=1)
-            auc = np.sum(np.diff(f, axis=1) * (t[:, 1:] + t[:, :-1]) / 2, axis=1)
-            # expected cost per example; the trivial classifiers are included (0,0) and (1,1)
-            t1 = np.concatenate([t, np.ones((t.shape[0], 1))], axis=1)
-            f1 = np.concatenate([f, np.ones((f.shape[0], 1))], axis=1)
-            cost = [np.min(f1 * (1 - e) * cfp + (1 - t1) * e * cfn, axis=1) for e in etas]
-            return np.column_stack([auc, *cost])
-
-        reps = u.bootstrap_statistic(thin, stat, b, self._seed(name, "auc-cost"))
-        est_thin = stat(np.asarray(thin.tp, float)[None], np.asarray(thin.fp, float)[None])[0]
+        stats: dict[str, Any] = {
+            key: u.metric_statistic(thin, key, all_eta) for key, _ in FLIP_METRICS
+        }
+        stats["roc_auc"] = u.roc_auc_statistic(thin)
+        stats["cost"] = u.min_cost_statistic(thin, etas, cfp, cfn)
+        stats["roc"] = u.roc_statistic(thin)
+        pr_etas = [None, *self.opts.prevalences]
+        for e in pr_etas:
+            stats[("pr", e)] = u.pr_statistic(thin, c.prevalence if e is None else e)
+        reps = u.bootstrap_statistics(thin, stats, b, self._seed(name, "shared"))
+        ne = etas.size
         a = (1 - conf) / 2
-        q_lo = np.quantile(reps, a, axis=0) - est_thin
-        q_hi = np.quantile(reps, 1 - a, axis=0) - est_thin
-        exact_auc = float(metrics.roc_auc(c))
-        out[("roc_auc", None)] = (max(0.0, exact_auc + q_lo[0]), min(1.0, exact_auc + q_hi[0]))
-        opt = metrics.optimal_operating_point(c, etas, cfp, cfn)
-        for j in range(etas.size):
-            ex = float(np.atleast_1d(opt.cost)[j])
-            out[("cost", j)] = (max(0.0, ex + q_lo[1 + j]), ex + q_hi[1 + j])
-        # bands for the figures
-        bgrid = np.geomspace(grid[0], grid[-1], BAND_GRID)
-        for key in ("ap", "max_f1"):
-            band = u.prevalence_band(
-                thin, key, bgrid, n_boot=b, confidence=conf, seed=self._seed(name, key, "band")
+        for key, _ in FLIP_METRICS:
+            st = stats[key]
+            self.kernel_error = max(self.kernel_error, st.max_error)
+            est_thin = st.estimate(thin)
+            r = reps[key]
+            # table: pointwise percentile intervals, re-centred (logit) on the exact values
+            exact = np.atleast_1d(_METRIC_FN[key](c, etas)).astype(float)
+            band = u.band_from_replicates(
+                est_thin[:ne], r[:, :ne], etas, confidence=conf, simultaneous=False
             )
-            exact = np.atleast_1d(_METRIC_FN[key](c, bgrid)).astype(float)
             low, high = _recentre(band, exact)
-            self._bands.setdefault((key, None), {})[name] = (bgrid, low, high, band.label)
-        rb = u.roc_band(thin, n_boot=b, confidence=conf, seed=self._seed(name, "roc"))
+            for j in range(ne):
+                out[(key, j)] = (float(low[j]), float(high[j]))
+            # figures: sup-t band over the coarse log-eta grid, re-centred on the exact curve
+            exact_b = np.asarray(sweep[key], dtype=float)[bidx]
+            band = u.band_from_replicates(
+                est_thin[ne:], r[:, ne:], bgrid, metric=key, confidence=conf, seed=self.opts.seed
+            )
+            low, high = _recentre(band, exact_b)
+            label = f"{band.label}, on {bgrid.size} log-spaced η"
+            self._bands.setdefault((key, None), {})[name] = (bgrid, low, high, label)
+            shift = exact_b - est_thin[ne:]
+            self.thin_shift = max(self.thin_shift, float(np.max(np.abs(shift))))
+            # flip tests: this run's replicates on the band grid, shifted onto the exact curve
+            self.replicates.setdefault(name, {})[key] = (bgrid, exact_b, r[:, ne:] + shift)
+        # ROC-AUC and minimum expected cost: percentile, shifted onto the exact values
+        for key, exact in (
+            ("roc_auc", np.array([float(metrics.roc_auc(c))])),
+            ("cost", np.atleast_1d(metrics.optimal_operating_point(c, etas, cfp, cfn).cost)),
+        ):
+            est_thin = stats[key].estimate(thin)
+            q_lo = np.quantile(reps[key], a, axis=0) - est_thin
+            q_hi = np.quantile(reps[key], 1 - a, axis=0) - est_thin
+            lo_v = np.maximum(0.0, exact + q_lo)
+            hi_v = exact + q_hi
+            if key == "roc_auc":
+                out[("roc_auc", None)] = (float(lo_v[0]), float(min(1.0, hi_v[0])))
+            else:
+                for j in range(ne):
+                    out[("cost", j)] = (float(lo_v[j]), float(hi_v[j]))
+        rb = u.band_from_replicates(
+            stats["roc"].estimate(thin),
+            reps["roc"],
+            stats["roc"].grid,
+            grid_name="fpr",
+            metric="roc",
+            confidence=conf,
+        )
         self._bands.setdefault(("roc", None), {})[name] = (rb.grid, rb.low, rb.high, rb.label)
-        for e in [None, *self.opts.prevalences]:
-            eta = c.prevalence if e is None else e
-            pb = u.pr_band(
-                thin, eta, n_boot=b, confidence=conf, seed=self._seed(name, "pr", repr(e))
+        for e in pr_etas:
+            st = stats[("pr", e)]
+            pb = u.band_from_replicates(
+                st.estimate(thin),
+                reps[("pr", e)],
+                st.grid,
+                grid_name="recall",
+                metric="pr",
+                confidence=conf,
             )
             self._bands.setdefault(("pr", e), {})[name] = (pb.grid, pb.low, pb.high, pb.label)
         return out
@@ -1007,82 +1100,135 @@ class _Uncertainty:
             out[name] = (fpr, cv)
         return out
 
-    def flip_significance(self, a, b, key, eta_star, rng) -> dict[str, Any]:
+    def significance(self, table, runs, point, anchors) -> dict[tuple, dict[str, Any]]:
+        """Bootstrap significance of every flip of ``table``, within a documented budget.
+
+        Flips are ordered by their distance (in log η) to the nearest deployment prevalence
+        (the test prevalence when none is chosen), and the pair/metric comparisons holding
+        them are tested in that order, up to :data:`MAX_SIGNIFICANCE` comparisons. Unpaired
+        tests reuse each run's shared replicates (``reps_A - reps_B``: no new resampling);
+        a paired test (both runs' raw scores on the same examples) draws its own paired
+        resamples and is limited to :data:`MAX_PAIRED` comparisons, the rest falling back to
+        the unpaired test with a note. Flips beyond the budget say so.
+        """
         from mlflow_imbalance import ranking
 
+        out: dict[tuple, dict[str, Any]] = {}
+        flips = table.all_flips()
+        if not flips:
+            return out
         n_boot = self.opts.n_bootstrap
-        if not n_boot:
-            return {"significant": None, "text": "Significance not assessed (bootstrap off)."}
-        if self.n_sig >= MAX_SIGNIFICANCE:
-            return {
-                "significant": None,
-                "text": f"Significance not assessed (only the first {MAX_SIGNIFICANCE} "
-                "flips are tested).",
-            }
-        if a.counts.weighted or b.counts.weighted:
-            return {"significant": None, "text": "Significance not assessed (weighted counts)."}
-        self.n_sig += 1
-        grid = np.geomspace(rng[0], rng[1], 60)
-        kwargs: dict[str, Any] = {}
-        paired = (
-            a.digest is not None
-            and a.digest == b.digest
-            and a.scores is not None
-            and b.scores is not None
-            and np.array_equal(np.asarray(a.scores[0]), np.asarray(b.scores[0]))
-        )
-        if paired:
-            kwargs = {"y_true": a.scores[0], "score_a": a.scores[1], "score_b": b.scores[1]}
-            ca = cb = None
-        else:
-            ca, cb = draw_counts(a.counts, BOOT_POINTS), draw_counts(b.counts, BOOT_POINTS)
-        try:
-            res = ranking.flip_significance(
-                ca,
-                cb,
-                key,
-                grid,
-                n_boot=min(n_boot, 1000),
-                confidence=self.opts.confidence,
-                seed=self._seed(a.name, b.name, key, "flip"),
-                **kwargs,
+        log_anchor = np.log(np.asarray(anchors, dtype=float))
+
+        def dist(eta: float) -> float:
+            return float(np.min(np.abs(log_anchor - math.log(eta))))
+
+        ranked = sorted(flips, key=lambda f: (dist(f[3]), f[3], f[0], f[1]))
+        order = list(dict.fromkeys((a, b, key) for a, b, key, _ in ranked))
+        conf = self.opts.confidence
+        n_paired = 0
+        for rank, (a, b, key) in enumerate(order):
+            fps = table.flips[(a, b, key)]
+            ra, rb = runs[a], runs[b]
+
+            def each(d: dict[str, Any], fps=fps, a=a, b=b, key=key) -> None:
+                for k in range(len(fps)):
+                    out[(a, b, key, k)] = dict(d)
+
+            if not n_boot:
+                each({"significant": None, "text": "Not tested: bootstrap off."})
+                continue
+            if ra.counts.weighted or rb.counts.weighted:
+                each({"significant": None, "text": "Not tested: weighted counts."})
+                continue
+            if rank >= MAX_SIGNIFICANCE:
+                self.untested += len(fps)
+                each(
+                    {
+                        "significant": None,
+                        "text": f"Not tested: beyond the budget of {MAX_SIGNIFICANCE} "
+                        "pair/metric comparisons, which go to the flips nearest the deployment "
+                        "prevalences first.",
+                    }
+                )
+                continue
+            paired = (
+                ra.digest is not None
+                and ra.digest == rb.digest
+                and ra.scores is not None
+                and rb.scores is not None
+                and np.array_equal(np.asarray(ra.scores[0]), np.asarray(rb.scores[0]))
             )
-        except (ValueError, TypeError) as exc:
-            return {"significant": None, "text": f"Significance not assessed: {exc}"}
-        if not len(res.flips):
-            return {
-                "significant": False,
-                "text": "The bootstrap band of D(η) finds no clear "
-                "crossing: the flip is within noise. " + res.note,
-                "paired": res.paired,
-            }
-        i = int(np.argmin(np.abs(np.log(np.asarray(res.flips)) - math.log(eta_star))))
-        sig = bool(res.significant[i])
-        lo, hi = res.flip_intervals[i]
-        p_text = ""
-        if res.prob_a_better is not None:
-            j_lo = int(np.argmin(np.abs(grid - grid[0])))
+            extra = ""
+            res = None
+            bgrid, ex_a, rep_a = self.replicates[a][key]
+            if paired and n_paired < MAX_PAIRED:
+                n_paired += 1
+                try:
+                    res = ranking.flip_significance(
+                        metric=key,
+                        prevalences=bgrid,
+                        y_true=ra.scores[0],
+                        score_a=ra.scores[1],
+                        score_b=rb.scores[1],
+                        n_boot=n_boot,
+                        confidence=conf,
+                        seed=self._seed(a, b, key, "flip"),
+                    )
+                except (ValueError, TypeError) as exc:
+                    extra = f" (paired test failed: {exc}; unpaired used)"
+            elif paired:
+                extra = (
+                    f" Paired test skipped (budget of {MAX_PAIRED} paired comparisons); the "
+                    "unpaired test is conservative."
+                )
+            if res is None:
+                _, ex_b, rep_b = self.replicates[b][key]
+                inside = [e for e in fps if bgrid[0] < e < bgrid[-1]]
+                res = ranking.flip_significance_from_replicates(
+                    ex_a - ex_b,
+                    rep_a - rep_b,
+                    bgrid,
+                    inside,
+                    metric=key,
+                    confidence=conf,
+                    paired=False,
+                    note="unpaired: each run's own count-bootstrap replicates (shared with its "
+                    "intervals and bands); conservative for positively correlated scores",
+                )
+            self.n_sig += 1
+            how = (
+                "paired bootstrap on the shared examples"
+                if res.paired
+                else "unpaired bootstrap (conservative)"
+            )
             p_text = (
-                f" P({a.name} better) ranges {float(np.min(res.prob_a_better)):.2f}–"
+                f" P({a} better) ranges {float(np.min(res.prob_a_better)):.2f}–"
                 f"{float(np.max(res.prob_a_better)):.2f} over the range."
             )
-            del j_lo
-        how = (
-            "paired bootstrap on the shared examples"
-            if res.paired
-            else ("unpaired bootstrap (conservative)")
-        )
-        return {
-            "significant": sig,
-            "eta_ci_text": f"[{_fmt_e(lo)}, {_fmt_e(hi)}]",
-            "text": (
-                ("Significant" if sig else "Not significant")
-                + f" at {self.opts.confidence:.0%} ({how}, {res.n_boot} replicates)."
-                + p_text
-                + (" " + res.note if res.note else "")
-            ),
-            "paired": res.paired,
-        }
+            for k, eta_star in enumerate(fps):
+                if not len(res.flips):
+                    out[(a, b, key, k)] = {
+                        "significant": False,
+                        "tested": True,
+                        "text": "The bootstrap band of D(η) finds no clear crossing: the flip "
+                        "is within noise. " + res.note + extra,
+                    }
+                    continue
+                i = int(np.argmin(np.abs(np.log(np.asarray(res.flips)) - math.log(eta_star))))
+                sig = bool(res.significant[i])
+                lo, hi = res.flip_intervals[i]
+                out[(a, b, key, k)] = {
+                    "significant": sig,
+                    "tested": True,
+                    "eta_ci_text": f"[{_fmt_e(lo)}, {_fmt_e(hi)}]",
+                    "text": ("Significant" if sig else "Not significant")
+                    + f" at {conf:.0%} ({how}, {res.n_boot} replicates)."
+                    + p_text
+                    + (" " + res.note if res.note else "")
+                    + extra,
+                }
+        return out
 
 
 def _fmt_e(x: float) -> str:

@@ -152,7 +152,8 @@ class Report:
     Attributes:
         html: the complete, self-contained HTML document.
         context: the template context (numbers, flips, figures) for programmatic use.
-        timings: seconds spent per stage (load, metrics, bootstrap, ranking, figures, render).
+        timings: wall seconds per stage (load, metrics, bootstrap, ranking, figures, render).
+        cpu_timings: CPU seconds (``time.process_time``, all threads) per stage.
         skipped: runs that could not be included, with reasons.
     """
 
@@ -167,6 +168,7 @@ class Report:
         self.html = html
         self.context = dict(context)
         self.timings = dict(timings)
+        self.cpu_timings: dict[str, float] = {}
         self.skipped = list(skipped)
         self.path = path
 
@@ -547,9 +549,11 @@ def build_report(
         prevalences, prevalence_range, name, cost_fp, cost_fn, confidence, n_bootstrap, seed, title
     )
     timings: dict[str, float] = {}
-    t0 = time.perf_counter()
+    cpu: dict[str, float] = {}
+    t0, c0 = time.perf_counter(), time.process_time()
     runs, skipped_now, exp_loaded = _collect(runs_or_counts, name, progress)
     timings["load"] = time.perf_counter() - t0
+    cpu["load"] = time.process_time() - c0
     all_skipped = [*skipped, *skipped_now]
     if not runs:
         reasons = "; ".join(f"{s.name}: {s.reason}" for s in all_skipped[:5]) or "no input"
@@ -567,12 +571,15 @@ def build_report(
         palette=PALETTE,
         formatters={"fmt": _fmt, "eta": _fmt_eta, "int": _fmt_int, "ci": _fmt_ci},
         seed_for=_stable_seed,
+        cpu_timings=cpu,
     )
     context["generated_at"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     html = render_html(context)
     timings["render"] = time.perf_counter() - t0
+    cpu["render"] = time.process_time() - c0
     report = Report(html, context, timings, all_skipped)
+    report.cpu_timings = cpu
     if output is not None:
         report.save(output)
     return report

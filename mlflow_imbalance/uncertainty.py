@@ -1054,12 +1054,13 @@ def _pr_auc_deposit(
     ones = np.where(flat1 | (origin & (df == 0)), dt, 0.0).sum(axis=1)
     inv_o = 1.0 / _odds(eta)
     out = np.repeat(ones[:, None], eta.size, axis=1)
-    ecols = np.flatnonzero(exact.any(axis=0))
-    if ecols.size:
-        m = exact[:, ecols]
-        out += _pr_auc_exact_segments(
-            t0[:, ecols], f0[:, ecols], np.where(m, dt[:, ecols], 0.0), df[:, ecols], eta
+    r, c = np.nonzero(exact)  # few (row, segment) entries: exact, ragged
+    if r.size:
+        seg = _pr_auc_exact_segments(
+            t0[r, c][:, None], f0[r, c][:, None], dt[r, c][:, None], df[r, c][:, None], eta
         )
+        rows, starts = np.unique(r, return_index=True)
+        out[rows] += np.add.reduceat(seg, starts, axis=0)
     xs, ws, rs = [], [], []
     r, c = np.nonzero(origin & (df > 0))
     xs.append(np.log(df[r, c] / dt[r, c]))
@@ -1323,13 +1324,10 @@ def prevalence_band(
     )
     if metric == "f1" and threshold is None:
         raise ValueError("metric 'f1' needs threshold=")
-    stat = metric_statistic(
-        counts,
-        metric,
-        eta,
-        threshold=threshold,
-        grid_step="auto" if grid_step is None else grid_step,
-    )
+    n_cols = _positive_columns(counts).size
+    if grid_step is None and metric in ("ap", "pr_auc") and n_cols * eta.size > DEPOSIT_MIN_WORK:
+        grid_step = DEPOSIT_STEP
+    stat = metric_statistic(counts, metric, eta, threshold=threshold, grid_step=grid_step)
     est = metric_values(counts, metric, eta, threshold=threshold, grid_step=None)
     reps = bootstrap_statistic(counts, stat, n_boot, seed)
     low, high, extra = _band_from_replicates(est, reps, conf, simultaneous, "arcsine")
@@ -1612,9 +1610,10 @@ def metric_statistic(
 ) -> Statistic:
     """AP, PR-AUC, max-F1 or F1 (at ``threshold``) over ``prevalences`` as a :class:`Statistic`.
 
-    ``grid_step="auto"`` sums exactly when ``K * M <= DEPOSIT_MIN_WORK`` and otherwise uses the
-    linear-deposit kernels (step :data:`DEPOSIT_STEP` in ``log(FPR/TPR)``) for AP and PR-AUC,
-    whose error bounds are in ``max_error``; max-F1 and F1 are always exact.
+    ``grid_step="auto"`` sums exactly when a call's work ``b * K * M <= DEPOSIT_MIN_WORK``
+    (``b`` replicates) and otherwise uses the linear-deposit kernels (step
+    :data:`DEPOSIT_STEP` in ``log(FPR/TPR)``) for AP and PR-AUC; ``max_error`` states their
+    bound (an upper bound: small calls are exact). max-F1 and F1 are always exact.
     """
     if metric not in BAND_METRICS:
         raise ValueError(f"metric must be one of {BAND_METRICS}, got {metric!r}")
@@ -1627,9 +1626,10 @@ def metric_statistic(
         raise ValueError("metric 'f1' needs threshold=")
     cols = _positive_columns(counts)
     col = _threshold_column(counts, threshold) if metric == "f1" else None
+    auto = grid_step == "auto"
     step: float | None
-    if grid_step == "auto":
-        step = DEPOSIT_STEP if cols.size * eta.size > DEPOSIT_MIN_WORK else None
+    if auto:
+        step = DEPOSIT_STEP
     else:
         step = None if grid_step is None else float(grid_step)  # type: ignore[arg-type]
     if metric not in ("ap", "pr_auc"):
@@ -1640,7 +1640,10 @@ def metric_statistic(
     n_pos, n_neg = counts.n_pos, counts.n_neg
 
     def fn(tp: np.ndarray, fp: np.ndarray) -> np.ndarray:
-        return _metric_batch(metric, tp, fp, n_pos, n_neg, eta, cols, col, step)
+        use = step
+        if auto and tp.shape[0] * cols.size * eta.size <= DEPOSIT_MIN_WORK:
+            use = None  # small: exact sums are cheap
+        return _metric_batch(metric, tp, fp, n_pos, n_neg, eta, cols, col, use)
 
     s = Statistic(metric, eta, "prevalence", fn, err)
     s.grid_step = step  # type: ignore[attr-defined]

@@ -247,3 +247,35 @@ def test_flip_significance_validation(ref_runs):
         ranking.flip_significance(metric="ap")
     with pytest.raises(ValueError, match="thresholds"):
         ranking.flip_significance(a, b, "f1")
+
+
+def test_flip_table_matches_pairwise_flip_points(ref_runs):
+    a, b = ref_runs
+    c = RocCounts([1.0, 0.0], [900, P], [2000, N], P, N)
+    runs = {"A": a, "B": b, "C": c}
+    t = ranking.flip_table(runs, prevalence_range=(1e-6, 0.5))
+    for x, y in (("A", "B"), ("A", "C"), ("B", "C")):
+        for m in ("ap", "pr_auc", "max_f1"):
+            assert list(t[x, y, m]) == list(ranking.flip_points(runs[x], runs[y], m))
+    assert len(t["A", "B", "ap"]) == 1 and t["B", "A", "ap"].winners[0][2] == "a"
+    assert [f[:3] for f in t.all_flips()].count(("A", "B", "ap")) == 1
+    np.testing.assert_allclose(t.curves["B"]["ap"], metrics.average_precision(b, t.prevalences))
+
+
+def test_flip_significance_from_replicates_matches_flip_significance():
+    y, sa, sb = _paired_reference(1000, 10**5, 900, 100, 500, 10)
+    res = ranking.flip_significance(
+        metric="ap", prevalences=GRID, y_true=y, score_a=sa, score_b=sb, n_boot=100, seed=0
+    )
+    noise = np.random.default_rng(0).normal(size=(300, GRID.size))
+    tight = ranking.flip_significance_from_replicates(
+        res.difference, res.difference + 1e-6 * noise, GRID, res.flips
+    )
+    loose = ranking.flip_significance_from_replicates(
+        res.difference, res.difference + 1.0 * noise, GRID, res.flips
+    )
+    assert list(tight.flips) == list(res.flips) and tight.n_boot == 300
+    # replicates hugging D: the band excludes 0 on both sides; replicates of spread 1: it cannot
+    assert tight.significant == [True] and loose.significant == [False]
+    with pytest.raises(ValueError, match="replicates"):
+        ranking.flip_significance_from_replicates(res.difference, noise[:, :5], GRID, res.flips)

@@ -500,3 +500,55 @@ def test_coverage_binormal(n_pos, n_neg, fpr_target, mu):
         true_f1 <= f1(t_hi[:, None], f_lo[:, None])
     )
     assert np.mean(inside.all(axis=1)) >= 0.95
+
+
+# ---------------------------------------------------------------------------- shared replicates
+def _binormal_counts(n=40_000, seed=2):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < 0.05
+    s = np.round(rng.normal(size=n) + 1.3 * y, 3)
+    return RocCounts.from_scores(y, s)
+
+
+def test_fast_pr_auc_and_max_f1_kernels_within_stated_bounds():
+    c = _binormal_counts()
+    cols = u._positive_columns(c)
+    eta = np.logspace(-6, math.log10(0.5), 40)
+    tp, fp = next(iter(u.bootstrap_counts(c, 20, seed=1)))
+    tp, fp = tp.astype(float), fp.astype(float)
+    exact = u._pr_auc_batch(tp, fp, c.n_pos, c.n_neg, eta, cols)
+    fast = u._pr_auc_deposit(tp, fp, c.n_pos, c.n_neg, eta, cols, 0.01)
+    assert np.max(np.abs(fast - exact)) <= u._pr_auc_error_bound(0.01)
+    # independent reference for one row: the metrics module's exact PR-AUC
+    one = u._pr_auc_deposit(
+        c.tp[None].astype(float), c.fp[None].astype(float), c.n_pos, c.n_neg, eta, cols, 0.01
+    )[0]
+    np.testing.assert_allclose(one, metrics.pr_auc(c, eta), atol=u._pr_auc_error_bound(0.01))
+    mf = u._max_f1_fast(tp, fp, c.n_pos, c.n_neg, eta, cols)
+    np.testing.assert_allclose(mf, u._max_f1_batch(tp, fp, c.n_pos, c.n_neg, eta, cols), rtol=1e-12)
+
+
+def test_bootstrap_statistics_share_one_replicate_set():
+    c = _binormal_counts(8000)
+    eta = np.logspace(-4, -1, 7)
+    stats = {
+        "ap": u.metric_statistic(c, "ap", eta),
+        "max_f1": u.metric_statistic(c, "max_f1", eta),
+        "roc": u.roc_statistic(c),
+        "auc": u.roc_auc_statistic(c),
+    }
+    reps = u.bootstrap_statistics(c, stats, 200, seed=3)
+    assert {k: v.shape for k, v in reps.items()} == {
+        "ap": (200, 7),
+        "max_f1": (200, 7),
+        "roc": (200, 100),
+        "auc": (200, 1),
+    }
+    # same seed, one statistic at a time -> identical replicates (the draw is shared, not redone)
+    alone = u.bootstrap_statistic(c, stats["max_f1"], 200, seed=3)
+    np.testing.assert_array_equal(reps["max_f1"], alone)
+    np.testing.assert_allclose(stats["auc"].estimate(c)[0], metrics.roc_auc(c), atol=1e-12)
+    band = u.band_from_replicates(stats["ap"].estimate(c), reps["ap"], eta, metric="ap")
+    assert band.simultaneous and band.n_boot == 200 and np.all(band.low <= band.high)
+    with pytest.raises(ValueError, match="replicates"):
+        u.band_from_replicates(np.zeros(3), np.zeros((10, 4)), np.arange(3))
