@@ -953,16 +953,7 @@ def _pr_auc_batch(
     t_full = np.concatenate([zero, t], axis=1)
     f_full = np.concatenate([zero, f], axis=1)
     t0, f0 = t_full[:, prev + 1], f_full[:, prev + 1]
-    dt, df = t1 - t0, f1 - f0
-    o = _odds(eta)[None, :, None]
-    a0 = o * t0[:, None, :] + f0[:, None, :]
-    da = o * dt[:, None, :] + df[:, None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.where(da > 0, o * dt[:, None, :] / da, 0.0)
-        p0 = np.where(a0 > 0, o * t0[:, None, :] / a0, 0.0)
-        u = np.where(a0 > 0, da / a0, np.inf)
-    seg = q + (p0 - q) * _log1p_ratio(u)
-    return np.einsum("bmk,bk->bm", seg, dt)
+    return _pr_auc_exact_segments(t0, f0, t1 - t0, f1 - f0, eta)
 
 
 #: Segments whose o-free bound ``v = max(dT/T0, dF/F0)`` on ``u`` exceeds this are summed
