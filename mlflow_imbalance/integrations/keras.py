@@ -20,14 +20,14 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     from tensorflow import keras  # type: ignore[no-redef]
 
-from mlflow_imbalance.tracking import LoggedCounts, _log_safely
+from mlflow_imbalance.integrations._common import ValidationLogger
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["ImbalanceCallback"]
 
 
-class ImbalanceCallback(keras.callbacks.Callback):
+class ImbalanceCallback(ValidationLogger, keras.callbacks.Callback):
     """On ``on_train_end``, score ``X_val`` with ``model.predict`` and log the counts.
 
     The model must output one score per example (a sigmoid unit, or logits): an output of
@@ -44,6 +44,8 @@ class ImbalanceCallback(keras.callbacks.Callback):
         **log_kwargs: passed to :func:`~mlflow_imbalance.log_scores`.
     """
 
+    source = "Keras callback"
+
     def __init__(
         self,
         X_val: Any,
@@ -56,32 +58,16 @@ class ImbalanceCallback(keras.callbacks.Callback):
         **log_kwargs: Any,
     ) -> None:
         super().__init__()
-        self.X_val = X_val
-        self.y_val = y_val
-        self.name = name
+        self._init_validation(X_val, y_val, name=name, strict=strict, log_kwargs=log_kwargs)
         self.positive_column = positive_column
         self.batch_size = batch_size
-        self.strict = strict
-        self.log_kwargs = log_kwargs
-        self.logged: LoggedCounts | None = None
 
     def on_train_end(self, logs: Any = None) -> None:
         """Keras hook: score and log."""
-        try:
-            out = np.asarray(self.model.predict(self.X_val, batch_size=self.batch_size, verbose=0))
-            if out.ndim == 2 and out.shape[1] == 2:
-                out = out[:, self.positive_column]
-            scores = out.reshape(-1)
-        except Exception as exc:
-            if self.strict:
-                raise
-            logger.warning("mlflow-imbalance Keras callback: scoring failed: %r", exc)
-            return
-        self.logged = _log_safely(
-            self.y_val,
-            scores,
-            source="Keras callback",
-            strict=self.strict,
-            name=self.name,
-            **self.log_kwargs,
-        )
+        self._score_and_log(self._scores)
+
+    def _scores(self) -> np.ndarray:
+        out = np.asarray(self.model.predict(self.X_val, batch_size=self.batch_size, verbose=0))
+        if out.ndim == 2 and out.shape[1] == 2:
+            out = out[:, self.positive_column]
+        return out.reshape(-1)

@@ -20,14 +20,15 @@ from typing import Any
 
 import lightgbm
 
-from mlflow_imbalance.tracking import LoggedCounts, _log_safely
+from mlflow_imbalance.integrations._common import ValidationLogger
+from mlflow_imbalance.tracking import LoggedCounts
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["ImbalanceCallback"]
 
 
-class ImbalanceCallback:
+class ImbalanceCallback(ValidationLogger):
     """A LightGBM callback (a callable taking ``CallbackEnv``) logging at the last iteration.
 
     At the final iteration of ``lightgbm.train`` (or ``LGBMClassifier.fit``) the validation set
@@ -50,6 +51,7 @@ class ImbalanceCallback:
 
     #: run after LightGBM's built-in callbacks (early stopping has order 30)
     order = 40
+    source = "LightGBM callback"
     before_iteration = False
 
     def __init__(
@@ -61,12 +63,7 @@ class ImbalanceCallback:
         strict: bool = False,
         **log_kwargs: Any,
     ) -> None:
-        self.X_val = X_val
-        self.y_val = y_val
-        self.name = name
-        self.strict = strict
-        self.log_kwargs = log_kwargs
-        self.logged: LoggedCounts | None = None
+        self._init_validation(X_val, y_val, name=name, strict=strict, log_kwargs=log_kwargs)
 
     def __call__(self, env: Any) -> None:
         """LightGBM's callback hook: log after the last iteration."""
@@ -88,22 +85,12 @@ class ImbalanceCallback:
             The logged counts, or None when logging failed (and warned).
         """
         booster = getattr(booster, "booster_", booster)
-        try:
-            if num_iteration is None:
+
+        def score() -> Any:
+            n_iter = num_iteration
+            if n_iter is None:
                 best = getattr(booster, "best_iteration", 0) or 0
-                num_iteration = best if best > 0 else None
-            scores = booster.predict(self.X_val, num_iteration=num_iteration)
-        except Exception as exc:
-            if self.strict:
-                raise
-            logger.warning("mlflow-imbalance LightGBM callback: scoring failed: %r", exc)
-            return None
-        self.logged = _log_safely(
-            self.y_val,
-            scores,
-            source="LightGBM callback",
-            strict=self.strict,
-            name=self.name,
-            **self.log_kwargs,
-        )
-        return self.logged
+                n_iter = best if best > 0 else None
+            return booster.predict(self.X_val, num_iteration=n_iter)
+
+        return self._score_and_log(score)

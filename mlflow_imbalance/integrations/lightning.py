@@ -22,14 +22,14 @@ try:
 except ImportError:  # pragma: no cover - depends on the environment
     import pytorch_lightning as pl  # type: ignore[no-redef]
 
-from mlflow_imbalance.tracking import LoggedCounts, _log_safely
+from mlflow_imbalance.integrations._common import ValidationLogger
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["ImbalanceCallback"]
 
 
-class ImbalanceCallback(pl.Callback):
+class ImbalanceCallback(ValidationLogger, pl.Callback):
     """On ``on_fit_end``, score a validation set and log it with ``log_scores``.
 
     Scores come from ``score_fn(pl_module)`` when given (return one score per example), else
@@ -47,6 +47,8 @@ class ImbalanceCallback(pl.Callback):
         **log_kwargs: passed to :func:`~mlflow_imbalance.log_scores`.
     """
 
+    source = "Lightning callback"
+
     def __init__(
         self,
         X_val: Any,
@@ -59,14 +61,9 @@ class ImbalanceCallback(pl.Callback):
         **log_kwargs: Any,
     ) -> None:
         super().__init__()
-        self.X_val = X_val
-        self.y_val = y_val
+        self._init_validation(X_val, y_val, name=name, strict=strict, log_kwargs=log_kwargs)
         self.score_fn = score_fn
-        self.name = name
         self.positive_column = positive_column
-        self.strict = strict
-        self.log_kwargs = log_kwargs
-        self.logged: LoggedCounts | None = None
 
     def _scores(self, pl_module: Any) -> np.ndarray:
         if self.score_fn is not None:
@@ -93,18 +90,4 @@ class ImbalanceCallback(pl.Callback):
         """Lightning hook: score and log (rank 0 only)."""
         if getattr(trainer, "global_rank", 0) != 0:
             return
-        try:
-            scores = self._scores(pl_module)
-        except Exception as exc:
-            if self.strict:
-                raise
-            logger.warning("mlflow-imbalance Lightning callback: scoring failed: %r", exc)
-            return
-        self.logged = _log_safely(
-            self.y_val,
-            scores,
-            source="Lightning callback",
-            strict=self.strict,
-            name=self.name,
-            **self.log_kwargs,
-        )
+        self._score_and_log(lambda: self._scores(pl_module))

@@ -16,14 +16,14 @@ from typing import Any
 
 import xgboost
 
-from mlflow_imbalance.tracking import LoggedCounts, _log_safely
+from mlflow_imbalance.integrations._common import ValidationLogger
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["ImbalanceCallback"]
 
 
-class ImbalanceCallback(xgboost.callback.TrainingCallback):
+class ImbalanceCallback(ValidationLogger, xgboost.callback.TrainingCallback):
     """Score a validation set after training and log it with :func:`~mlflow_imbalance.log_scores`.
 
     The booster's output for a binary objective (``binary:logistic`` probabilities, or margins
@@ -46,6 +46,8 @@ class ImbalanceCallback(xgboost.callback.TrainingCallback):
             None.
     """
 
+    source = "XGBoost callback"
+
     def __init__(
         self,
         X_val: Any,
@@ -57,13 +59,8 @@ class ImbalanceCallback(xgboost.callback.TrainingCallback):
         **log_kwargs: Any,
     ) -> None:
         super().__init__()
-        self.X_val = X_val
-        self.y_val = y_val
-        self.name = name
+        self._init_validation(X_val, y_val, name=name, strict=strict, log_kwargs=log_kwargs)
         self.use_best = use_best
-        self.strict = strict
-        self.log_kwargs = log_kwargs
-        self.logged: LoggedCounts | None = None
 
     def _scores(self, booster: xgboost.Booster) -> Any:
         dmat = (
@@ -82,20 +79,5 @@ class ImbalanceCallback(xgboost.callback.TrainingCallback):
 
     def after_training(self, model: Any) -> Any:
         """Score the validation set with the trained booster and log; returns the model."""
-        try:
-            scores = self._scores(model)
-        except Exception as exc:
-            if self.strict:
-                raise
-            logger.warning("mlflow-imbalance XGBoost callback: scoring failed: %r", exc)
-            scores = None
-        if scores is not None:
-            self.logged = _log_safely(
-                self.y_val,
-                scores,
-                source="XGBoost callback",
-                strict=self.strict,
-                name=self.name,
-                **self.log_kwargs,
-            )
+        self._score_and_log(lambda: self._scores(model))
         return model

@@ -1,0 +1,58 @@
+"""What every training callback shares: hold a validation set, score it once, log it safely."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from mlflow_imbalance.tracking import LoggedCounts, _log_safely
+
+logger = logging.getLogger(__name__)
+
+
+class ValidationLogger:
+    """Mixin for callbacks that score a validation set at the end of training and log it.
+
+    Scoring or logging failures warn and return None, so the user's training always finishes;
+    ``strict=True`` re-raises instead.
+
+    Args:
+        X_val: validation features, in whatever form the framework's model accepts.
+        y_val: validation labels (binary).
+        name: counts name (``imbalance/<name>/``).
+        strict: re-raise scoring and logging errors instead of warning.
+        **log_kwargs: passed to :func:`~mlflow_imbalance.log_scores`.
+    """
+
+    #: framework name used in warnings, e.g. "XGBoost callback"
+    source = "callback"
+
+    def _init_validation(
+        self, X_val: Any, y_val: Any, *, name: str, strict: bool, log_kwargs: dict[str, Any]
+    ) -> None:
+        self.X_val = X_val
+        self.y_val = y_val
+        self.name = name
+        self.strict = strict
+        self.log_kwargs = log_kwargs
+        self.logged: LoggedCounts | None = None
+
+    def _score_and_log(self, score: Callable[[], Any]) -> LoggedCounts | None:
+        """Call ``score()`` for the validation scores and log them; never raises unless strict."""
+        try:
+            scores = score()
+        except Exception as exc:
+            if self.strict:
+                raise
+            logger.warning("mlflow-imbalance %s: scoring failed: %r", self.source, exc)
+            return None
+        self.logged = _log_safely(
+            self.y_val,
+            scores,
+            source=self.source,
+            strict=self.strict,
+            name=self.name,
+            **self.log_kwargs,
+        )
+        return self.logged
