@@ -90,6 +90,9 @@ _STYLE: dict[str, Any] = {
     "axes.titlesize": 10.5,
     "axes.titlepad": 10.0,
     "axes.titleweight": "bold",
+    # A fixed title height skips matplotlib's per-draw search for decorations above the axes
+    # (about a fifth of the drawing time); the top spine and ticks are off, so nothing collides.
+    "axes.titley": 1.0,
     "axes.labelsize": 9.5,
     "legend.fontsize": 8.5,
     "legend.frameon": False,
@@ -1286,7 +1289,14 @@ def figure_to_png(fig: Figure, dpi: int = _DEFAULT_DPI, *, close: bool = False) 
         FigureCanvasAgg(fig)
     buf = io.BytesIO()
     with _style():
-        fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
+        fig.savefig(
+            buf,
+            format="png",
+            dpi=dpi,
+            metadata={"Software": None},
+            # zlib level 3: files ~1% larger than the default 6, encoding about 3x faster
+            pil_kwargs={"compress_level": 3},
+        )
     if close:
         close_figure(fig)
     return buf.getvalue()
