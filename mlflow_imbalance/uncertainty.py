@@ -1207,8 +1207,16 @@ def _band_from_replicates(
     confidence: float,
     simultaneous: bool,
     scale: str,
+    min_scale: Any = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """Sup-t (simultaneous) or percentile (pointwise) band from replicates ``(B, G)``."""
+    """Sup-t (simultaneous) or percentile (pointwise) band from replicates ``(B, G)``.
+
+    ``min_scale`` (on the transformed scale: scalar, ``(G,)`` or a pair ``(lower, upper)`` of
+    those) is a floor for the one-sided scales: where the bootstrap is degenerate (an estimate
+    of 0 or 1 -- e.g. TPR = 1 because no positive fell below the threshold -- makes every
+    replicate equal) the band would otherwise collapse to the estimate although the truth is
+    not exactly 0 or 1.
+    """
     if not simultaneous:
         a = 1 - confidence
         low = np.quantile(reps, a / 2, axis=0)
@@ -1236,19 +1244,57 @@ def _band_from_replicates(
     q16, q84 = np.quantile(reps_t, [0.158655, 0.841345], axis=0)
     sd = reps_t.std(axis=0, ddof=1)
     floor = np.maximum(0.25 * (q84 - q16) / 2, 1e-3 * sd)
-    s_lo = np.maximum(est_t - q16, floor)
-    s_hi = np.maximum(q84 - est_t, floor)
+    min_lo, min_hi = min_scale if isinstance(min_scale, tuple) else (min_scale, min_scale)
+    s_lo = np.maximum(np.maximum(est_t - q16, floor), min_lo)
+    s_hi = np.maximum(np.maximum(q84 - est_t, floor), min_hi)
     live = (s_lo > 0) & (s_hi > 0)
     dev = np.zeros(reps.shape[0])
     if live.any():
         d = reps_t[:, live] - est_t[live]
         z = np.where(d > 0, d / s_hi[live], -d / s_lo[live])
         dev = np.max(z, axis=1)
-    crit = float(np.quantile(dev, confidence, method="higher"))
+    # never below the one-point normal quantile: a sup over the grid is at least one point's
+    # deviation (matters only when discrete or degenerate replicates make the max too small)
+    crit = max(
+        float(np.quantile(dev, confidence, method="higher")),
+        float(stats.norm.ppf((1 + confidence) / 2)),
+    )
     low = back(est_t - crit * s_lo)
     high = back(est_t + crit * s_hi)
     se = (s_lo + s_hi) / 2
     return low, high, {"critical_value": crit, "se": se}
+
+
+#: Fewest false positives a prevalence-adjusted estimate must rest on for the bootstrap band to
+#: be claimed there (binormal coverage study, ``benchmarks/bench_band_coverage.py``).
+MIN_FP_SUPPORT = 20
+
+
+def _fp_support_eta(counts: RocCounts, eta: np.ndarray) -> np.ndarray:
+    """False positives above the first threshold where precision at ``eta`` falls to 1/2.
+
+    Precision at ``eta`` is ``>= 1/2`` while ``FPR / TPR <= o``; AP, PR-AUC and max-F1 at
+    ``eta`` are decided around that point, so this many false positives carry the estimate.
+    When precision never falls to 1/2 the whole negative class does (``n_neg``).
+    """
+    t = np.asarray(counts.tp, float) / counts.n_pos
+    f = np.asarray(counts.fp, float) / counts.n_neg
+    o = _odds(np.asarray(eta, float))
+    below = f[None, :] >= o[:, None] * t[None, :]  # precision <= 1/2 (F/T >= o, T > 0 or F > 0)
+    below &= (t > 0) | (f > 0)
+    has = below.any(axis=1)
+    first = np.argmax(below, axis=1)
+    return np.where(has, np.asarray(counts.fp, float)[first], float(counts.n_neg))
+
+
+def _support_note(supported: np.ndarray, grid: np.ndarray, what: str) -> str:
+    if supported.all():
+        return ""
+    return (
+        f"; NOT covered where < {MIN_FP_SUPPORT} false (or remaining true) positives support "
+        "the estimate "
+        f"({int((~supported).sum())} of {supported.size} {what}, see extra['supported'])"
+    )
 
 
 def bootstrap_statistic(
@@ -1326,11 +1372,14 @@ def prevalence_band(
     if step is not None:
         extra[f"{metric}_grid_step"] = step
         extra[f"{metric}_max_abs_error"] = stat.max_error
+    fp_support = _fp_support_eta(counts, eta)
+    supported = fp_support >= MIN_FP_SUPPORT
+    extra["fp_support"], extra["supported"] = fp_support, supported
     method = (
         "count bootstrap asymmetric sup-t over log-prevalence grid (arcsine-sqrt scale)"
         if simultaneous
         else "count bootstrap percentile"
-    )
+    ) + _support_note(supported, eta, "prevalences")
     return Band(
         eta,
         "prevalence",
@@ -1372,6 +1421,24 @@ def _with_origin(tp: np.ndarray, n: float) -> np.ndarray:
     return np.concatenate([np.zeros((tp.shape[0], 1)), tp / n], axis=1)
 
 
+def _rate_min_scales(rate: np.ndarray, n: float) -> tuple[np.ndarray, np.ndarray]:
+    """Binomial floors for the one-sided arcsine-sqrt scales of a rate estimated from ``n``.
+
+    ``g(p) - g(q_lo)`` and ``g(q_hi) - g(p)`` with ``q_lo``, ``q_hi`` the 15.9% / 84.1%
+    quantiles of the Jeffreys posterior Beta(k + 1/2, n - k + 1/2), ``k = p n``: about
+    ``1 / (2 sqrt n)`` each inside (0, 1) (the variance-stabilising property), and still
+    positive and suitably one-sided at ``p = 0`` or ``1``. A rate at a fixed threshold has at
+    least this sampling spread; where the bootstrap is degenerate (TPR_hat = 1 at high FPR
+    because no positive fell below the threshold, every replicate equal) the floor keeps the
+    band from collapsing onto the estimate.
+    """
+    p = np.clip(np.asarray(rate, dtype=float), 0.0, 1.0)
+    k = p * n
+    q_lo, q_hi = stats.beta.ppf([[0.158655], [0.841345]], k + 0.5, n - k + 0.5)
+    g = np.arcsin(np.sqrt(p))
+    return g - np.arcsin(np.sqrt(q_lo)), np.arcsin(np.sqrt(q_hi)) - g
+
+
 def roc_band(
     counts: RocCounts,
     fpr_grid: Any = None,
@@ -1395,9 +1462,11 @@ def roc_band(
     grid = stat.grid
     est = stat.estimate(counts)
     reps = bootstrap_statistic(counts, stat, n_boot, seed)
-    low, high, extra = _band_from_replicates(est, reps, conf, simultaneous, "arcsine")
+    low, high, extra = _band_from_replicates(
+        est, reps, conf, simultaneous, "arcsine", _rate_min_scales(est, counts.n_pos)
+    )
     method = (
-        "count bootstrap asymmetric sup-t over FPR grid (arcsine-sqrt scale)"
+        "count bootstrap asymmetric sup-t over FPR grid (arcsine-sqrt scale, binomial scale floor)"
         if simultaneous
         else ("count bootstrap percentile")
     )
@@ -1441,11 +1510,19 @@ def pr_band(
     reps = bootstrap_statistic(counts, stat, n_boot, seed)
     low, high, extra = _band_from_replicates(est, reps, conf, simultaneous, "arcsine")
     extra["prevalence"] = eta
+    # false positives at the FPR where each recall is first reached (from the band's estimate)
+    o = eta / (1 - eta)
+    with np.errstate(divide="ignore"):
+        fp_support = np.where(est > 0, o * grid * (1 - est) / est, np.inf) * counts.n_neg
+    # ... and the positives still to be found beyond each recall (near recall 1 the curve
+    # rests on the few lowest-scored positives, whose FPR the bootstrap cannot widen)
+    supported = (fp_support >= MIN_FP_SUPPORT) & (counts.n_pos * (1 - grid) >= MIN_FP_SUPPORT)
+    extra["fp_support"], extra["supported"] = fp_support, supported
     method = (
         "count bootstrap asymmetric sup-t over recall grid (arcsine-sqrt scale)"
         if simultaneous
         else ("count bootstrap percentile")
-    )
+    ) + _support_note(supported, grid, "recalls")
     return Band(
         grid,
         "recall",
