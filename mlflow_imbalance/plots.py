@@ -326,13 +326,27 @@ def _set_log(ax: Any, axis: str = "x") -> None:
     target.set_minor_formatter(NullFormatter())
 
 
+#: Legend entries wider than this wrap onto further lines, so a long band or method label
+#: cannot push the axes out of the figure (constrained layout would collapse them).
+_LEGEND_WIDTH = 36
+
+
+def _wrap_label(label: str, width: int = _LEGEND_WIDTH) -> str:
+    """A legend label wrapped to ``width`` characters per line (words kept whole)."""
+    import textwrap
+
+    if len(label) <= width:
+        return label
+    return "\n".join(textwrap.wrap(label, width=width, break_long_words=False)) or label
+
+
 def _legend(ax: Any, extra: Sequence[Any] = (), where: str | None = "outside") -> None:
     """Legend outside the axes on the right (never covers data), plus style proxies."""
     if where is None:
         return
     handles, labels = ax.get_legend_handles_labels()
     handles = list(handles) + list(extra)
-    labels = list(labels) + [h.get_label() for h in extra]
+    labels = [_wrap_label(lab) for lab in [*labels, *(h.get_label() for h in extra)]]
     if not handles:
         return
     if where == "outside":

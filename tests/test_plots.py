@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 import xml.etree.ElementTree as ET
 
 import matplotlib
@@ -327,6 +328,32 @@ def test_metric_vs_prevalence_flips_and_highlights(ax, runs):
     assert "ranking flip η*" in texts and "deployment range" in texts
     polys = [c.get_gid() for c in ax.collections if isinstance(c, PolyCollection)]
     assert polys[0] == "band:wide"
+
+
+def test_long_band_label_wraps_and_keeps_the_axes_in_a_constrained_figure(runs):
+    # Regression: a one-line band label of ~100 characters pushed the outside legend so wide
+    # that constrained layout collapsed the axes (a warning, and a clipped legend).
+    eta = metrics.default_prevalence_grid(num=40)
+    sweeps = {n: (eta, metrics.average_precision(c, eta)) for n, c in runs.items()}
+    label = (
+        "95% simultaneous band (count bootstrap asymmetric sup-t over prevalence grid "
+        "(arcsine scale), B=1000), on 50 log-spaced η"
+    )
+    ax = plots.new_axes()
+    band = (eta, sweeps["wide"][1] * 0.9, sweeps["wide"][1] * 1.1, label)
+    plots.plot_metric_vs_prevalence(sweeps, metric_label="AP", ax=ax, bands={"wide": band})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "constrained_layout not applied" would raise here
+        png = plots.figure_to_png(ax.figure, close=False)
+    assert png.startswith(b"\x89PNG")
+    texts = _legend_texts(ax)
+    wrapped = [t for t in texts if t.startswith("shaded:")]
+    assert len(wrapped) == 1 and "\n" in wrapped[0]
+    assert max(len(line) for line in wrapped[0].splitlines()) <= plots._LEGEND_WIDTH
+    assert wrapped[0].replace("\n", " ") == "shaded: " + label
+    bbox = ax.get_position()
+    assert bbox.width > 0.4  # the axes keep most of the figure's width
+    plots.close_figure(ax.figure)
 
 
 def test_metric_vs_prevalence_rejects_misaligned(ax):
