@@ -1330,9 +1330,12 @@ def prevalence_band(
     quantile of the largest standardised deviation ``max_eta (g(M*) - g(M)) / s`` over the grid,
     which makes the band simultaneous by construction.
     Its coverage is asymptotic (large counts); at prevalences where the metric rests on a
-    handful of false positives the bootstrap underestimates variability, so check
-    :func:`check_sample_size` there. ``simultaneous=False`` gives percentile intervals,
-    labelled pointwise.
+    handful of false positives the bootstrap underestimates variability and the estimate is
+    biased upwards, so the band does NOT cover there (binormal study: ~0.3 at eta = 1e-4 with
+    10^4 negatives); ``extra["fp_support"]`` / ``extra["supported"]`` (>= ``MIN_FP_SUPPORT``
+    false positives) mark where it is claimed, and the method text says so (docs/statistics.md,
+    "Coverage"). Use :func:`p3_band` / :func:`check_sample_size` there.
+    ``simultaneous=False`` gives percentile intervals, labelled pointwise.
 
     Args:
         counts: unweighted ROC counts.
