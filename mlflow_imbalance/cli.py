@@ -161,7 +161,8 @@ def _tracking_options(f: Callable[..., Any]) -> Callable[..., Any]:
     type=int,
     default=1000,
     show_default=True,
-    help="Count-bootstrap replicates for intervals and bands (0 = analytic intervals only), "
+    help="Count-bootstrap replicates for intervals and bands: 0 = analytic intervals only, "
+    "otherwise at least 50 (fewer cannot estimate a 95% band), "
     "e.g. --bootstrap 200.",
 )
 @click.option(
