@@ -158,16 +158,20 @@ def _grid_slots(up: np.ndarray, x: np.ndarray) -> np.ndarray:
     return slot
 
 
-def _left_right(up: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _left_right(
+    up: np.ndarray, neg: np.ndarray, left: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``#(neg < up[g])`` and ``#(neg <= up[g])`` for ascending ``up`` and sorted ``neg``.
 
     One binary search per distinct positive score (ascending keys, so the searches walk the
-    array in order); the second count differs from the first only where a negative ties with
-    ``up[g]``, and is searched for just those thresholds. Ties are looked for block by block to
-    keep temporaries small. ``right`` is ``left`` itself when nothing ties.
+    array in order) unless ``left`` is given; the second count differs from the first only
+    where a negative ties with ``up[g]``, and is searched for just those thresholds. Ties are
+    looked for block by block to keep temporaries small. ``right`` is ``left`` itself when
+    nothing ties.
     """
     n = neg.size
-    left = np.searchsorted(neg, up, side="left")
+    if left is None:
+        left = np.searchsorted(neg, up, side="left")
     right = left
     if n == 0:
         return left, right
@@ -245,6 +249,122 @@ def _use_grid(m: int, n: int) -> bool:
     return n >= _GRID_MIN_NEGATIVES and m <= _GRID_MAX_POSITIVE_FRACTION * n
 
 
+#: Sorted path: below this many scores both classes are simply sorted with ``np.sort``.
+_BUCKET_MIN_SIZE = 1 << 16
+#: Scores per value bucket (both classes) aimed at; numpy sorts up to 256 values with a sorting
+#: network, several times faster per value than a large sort.
+_BUCKET_TARGET = 256
+#: Buckets per class at most (bucket id and class share one uint16 key).
+_BUCKET_MAX = (1 << 15) - 1
+#: Fine cells of the affine value grid that buckets are made of, and the sample size used to
+#: size the buckets.
+_BUCKET_CELLS = 1 << 18
+_BUCKET_SAMPLE = 1 << 16
+#: Negatives per binary-search call when counting negatives below each positive.
+_SEARCH_CHUNK = 1 << 15
+
+
+def _use_buckets(s: np.ndarray, is_pos: np.ndarray, p: int) -> bool:
+    """Whether to bucket-sort (:func:`_bucket_sort`) rather than sort positives first.
+
+    Not for small inputs, nor when the grid kernel may apply: few positives, or positives so
+    tied that a strided sample of them has under 1/16 distinct values.
+    """
+    if s.size < _BUCKET_MIN_SIZE or p <= _GRID_MAX_POSITIVE_FRACTION * (s.size - p):
+        return False
+    stride = max(1, s.size // _BUCKET_SAMPLE)
+    sample = s[::stride][is_pos[::stride]]
+    return np.unique(sample).size * 16 > sample.size
+
+
+def _bucket_map(s: np.ndarray, buckets: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Monotone map of scores to ``buckets`` value buckets of similar size: (cells, table).
+
+    A score goes to a fine cell of an affine grid over the bulk of a strided sample (clipped at
+    both ends), then through ``table`` to its bucket. Cell and table are non-decreasing in the
+    score whatever the rounding, so every score of a lower bucket is strictly below every score
+    of a higher one: sorting each bucket sorts everything. The sample only sets the bucket sizes
+    (the speed), never the result. None when the sample's span overflows float64.
+    """
+    sample = np.sort(s[:: max(1, s.size // _BUCKET_SAMPLE)])
+    cut = sample.size // 1024
+    lo, hi = float(sample[cut]), float(sample[sample.size - 1 - cut])
+    if not hi > lo:
+        lo, hi = float(sample[0]), float(sample[-1])
+    span = hi - lo
+    if not np.isfinite(span):
+        return None
+    scale = (_BUCKET_CELLS - 1) / span if span > 0 else 0.0
+    divide = not np.isfinite(scale)  # subnormal span: divide by it first
+
+    def cells_of(v: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            t = v - lo  # may overflow to +-inf: still monotone, clipped below
+            if divide:
+                t /= span
+                t *= _BUCKET_CELLS - 1
+            else:
+                t *= scale
+        np.clip(t, 0.0, _BUCKET_CELLS - 1, out=t)
+        return t.astype(np.int32)  # truncation of non-negative values = floor: monotone
+
+    hist = np.bincount(cells_of(sample), minlength=_BUCKET_CELLS)
+    before = np.cumsum(hist) - hist  # sample values in lower cells: non-decreasing
+    table = (before * buckets // sample.size).astype(np.uint16)
+    return cells_of(s), table
+
+
+def _bucket_sort(
+    s: np.ndarray, is_pos: np.ndarray, p: int, buckets: int | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Both classes sorted by a bucket sort: ``(buf, left)``, or None to use ``np.sort``.
+
+    ``buf[:n]`` holds the negatives and ``buf[n:]`` the positives, each ascending;
+    ``left[i]`` is the number of negatives strictly below ``buf[n + i]``. Scores are spread
+    over value buckets of about 256 (:func:`_bucket_map`), grouped by (class, bucket) with one
+    stable radix argsort of a uint16 key and one gather, and each group is sorted in place:
+    numpy sorts such small runs with a sorting network, several times faster per value than
+    one large sort. Since buckets are ordered by value, the negatives below a positive are those
+    of lower buckets plus a binary search within a run of nearby buckets that stays in cache.
+    Exact for any data: a bad sample only makes buckets uneven, i.e. slower.
+    """
+    size = s.size
+    n = size - p
+    if buckets is None:
+        buckets = min(_BUCKET_MAX, max(1, size // _BUCKET_TARGET))
+    mapped = _bucket_map(s, buckets)
+    if mapped is None:
+        return None
+    cells, table = mapped
+    # Positives use the second half of the table (bucket + buckets): one key per (class, bucket).
+    np.add(cells, _BUCKET_CELLS, out=cells, where=is_pos)
+    key = np.concatenate((table, table + np.uint16(buckets))).take(cells)
+    del cells
+    bounds = np.zeros(2 * buckets + 1, dtype=np.intp)
+    np.cumsum(np.bincount(key, minlength=2 * buckets), out=bounds[1:])
+    order = np.argsort(key, kind="stable")  # radix sort for uint16
+    del key
+    buf = s.take(order)
+    del order
+    b = bounds.tolist()
+    for i in range(2 * buckets):
+        if b[i + 1] - b[i] > 1:
+            buf[b[i] : b[i + 1]].sort()
+    left = np.empty(p, dtype=np.intp)
+    # Chunks of whole buckets: the positives of buckets g0..g1-1 lie above every negative of
+    # lower buckets and below every negative of higher ones.
+    step = max(1, buckets * _SEARCH_CHUNK // max(n, 1))
+    for g0 in range(0, buckets, step):
+        g1 = min(g0 + step, buckets)
+        a0, a1 = b[g0], b[g1]
+        c0, c1 = b[buckets + g0], b[buckets + g1]
+        if c1 > c0:
+            out = left[c0 - n : c1 - n]
+            out[:] = np.searchsorted(buf[a0:a1], buf[c0:c1], side="left")
+            out += a0
+    return buf, left
+
+
 #: Thresholds handled per block when the sorted path writes its output.
 _BLOCK = 1 << 16
 
@@ -258,21 +378,36 @@ def _compressed_unweighted(s: np.ndarray, is_pos: np.ndarray) -> tuple[np.ndarra
     straight into its final descending place, so that the extra memory stays near the sorted
     copies plus the output itself (the issue's budget is 4x the input).
     """
-    pos = s[is_pos]
-    pos.sort()
-    p = pos.size
+    p = int(np.count_nonzero(is_pos))
     n = s.size - p
+    bucketed = None
+    if _use_buckets(s, is_pos, p):
+        bucketed = _bucket_sort(s, is_pos, p)
+    if bucketed is None:
+        pos = s[is_pos]
+        pos.sort()
+        left_all = None
+    else:
+        buf, left_all = bucketed
+        pos = buf[n:]
     all_distinct = p < 2 or not np.any(pos[1:] == pos[:-1])
     first = None if all_distinct else _first_of_runs(pos)  # None: it would be arange(p)
     m = p if first is None else first.size
     up = pos if first is None else pos[first]
     del pos
-    if _use_grid(m, n):
+    if bucketed is None and _use_grid(m, n):
         tp_up = p - (np.arange(m, dtype=np.int64) if first is None else first.astype(np.int64))
         return _compressed_grid(up, tp_up, s[~is_pos], None)
-    neg = s[~is_pos]
-    neg.sort()
-    left, right = _left_right(up, neg)
+    if bucketed is None:
+        neg = s[~is_pos]
+        neg.sort()
+    else:
+        neg = buf[:n]
+        if first is not None:
+            left_all = left_all[first]
+        del buf
+    left, right = _left_right(up, neg, left_all)
+    del left_all
     # Gap g (0..m) holds the sorted negatives right[g-1]:left[g] (right[-1] = 0, left[m] = n).
     nonempty = np.empty(m + 1, dtype=bool)
     nonempty[0] = left[0] > 0
@@ -352,10 +487,11 @@ def _compressed_weighted(
     gap_lo = np.concatenate(([0], right))
     gap_nonempty = np.append(left, n) > gap_lo
     gap_min = neg[np.minimum(gap_lo, n - 1)]
-    cum_w = np.zeros(n + 1)
-    np.cumsum(w_neg, out=cum_w[1:])
-    total = cum_w[-1]
-    return _assemble(up, tp_up, total - cum_w[left], gap_nonempty, gap_min, total - cum_w[gap_lo])
+    # above[k]: weight of the sorted negatives k.., summed from the top like the uncompressed
+    # curve (a difference from the total would lose the small counts at high thresholds).
+    above = np.zeros(n + 1)
+    np.cumsum(w_neg[::-1], out=above[:n][::-1])
+    return _assemble(up, tp_up, above[left], gap_nonempty, gap_min, above[gap_lo])
 
 
 def _full_tables(

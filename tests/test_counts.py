@@ -302,3 +302,78 @@ def test_constructor_validates():
         RocCounts([0.2, 0.1], [1, 2], [1, 0], 2, 1)
     with pytest.raises(ValueError, match=r"tp\[-1\]=3 exceeds n_pos=2"):
         RocCounts([0.2, 0.1], [1, 3], [0, 1], 2, 1)
+
+
+def _bucket_cases(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
+    n = 4000
+    y = rng.random(n) < 0.45
+    normal = rng.normal(size=n) + y
+    heavy = np.where(rng.random(n) < 0.01, rng.normal(size=n) * 1e300, normal)
+    clustered = np.where(rng.random(n) < 0.5, 1 - 10.0 ** -rng.integers(1, 15, n), normal)
+    tiny = rng.integers(0, 5, n) * 5e-324  # subnormal values, span below any grid step
+    return [
+        (y, normal),
+        (y, np.round(normal, 1)),  # ties within and across the classes
+        (y, heavy),
+        (y, clustered),
+        (y, tiny),
+        (y, np.full(n, 0.25)),  # one value
+        (y, np.sort(normal)),  # already sorted input
+        (np.sort(y), normal),
+        (y, np.where(y, 1e308, -1e308)),  # span overflows: falls back
+    ]
+
+
+@pytest.mark.parametrize("buckets", [1, 7, 300, None])
+def test_bucket_sort_exact(buckets):
+    rng = np.random.default_rng(5)
+    for y, s in _bucket_cases(rng):
+        p = int(y.sum())
+        out = counts_mod._bucket_sort(s, y, p, buckets=buckets)
+        if out is None:  # only when the value span is not finite
+            assert float(s.max()) - float(s.min()) == np.inf
+            continue
+        buf, left = out
+        neg, pos = np.sort(s[~y]), np.sort(s[y])
+        np.testing.assert_array_equal(buf, np.concatenate((neg, pos)))
+        np.testing.assert_array_equal(left, np.searchsorted(neg, pos, side="left"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(2, 3000),
+    st.floats(0.05, 0.95),
+    st.sampled_from([0, 1, 3, None]),
+)
+def test_bucket_path_equals_sklearn_property(seed, n, prevalence, decimals):
+    # The bucket kernel normally starts at 65536 scores; lowered here so small data reach it.
+    rng = np.random.default_rng(seed)
+    y, s = _data(rng, n, prevalence, decimals)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(counts_mod, "_BUCKET_MIN_SIZE", 0)
+        mp.setattr(counts_mod, "_BUCKET_TARGET", 8)
+        assert counts_mod._use_buckets(s, y, int(y.sum())) or decimals is not None
+        c = RocCounts.from_scores(y, s)
+    thr, tp, fp = _sk_points(y, s)
+    idx = np.searchsorted(-thr, -c.thresholds)
+    np.testing.assert_array_equal(thr[idx], c.thresholds)
+    np.testing.assert_array_equal(np.rint(tp[idx]), c.tp)
+    np.testing.assert_array_equal(np.rint(fp[idx]), c.fp)
+    full = RocCounts.from_scores(y, s, compress=False)
+    assert c == full.compress()
+
+
+def test_bucket_path_at_scale_equals_sklearn():
+    rng = np.random.default_rng(6)
+    n = 1 << 17  # above the bucket kernel's minimum size
+    for decimals in (None, 3):
+        y, s = _data(rng, n, 0.4, decimals)
+        assert counts_mod._use_buckets(s, y, int(y.sum()))
+        c = RocCounts.from_scores(y, s)
+        thr, tp, fp = _sk_points(y, s)
+        idx = np.searchsorted(-thr, -c.thresholds)
+        np.testing.assert_array_equal(thr[idx], c.thresholds)
+        np.testing.assert_array_equal(np.rint(tp[idx]), c.tp)
+        np.testing.assert_array_equal(np.rint(fp[idx]), c.fp)
+        assert c == RocCounts.from_scores(y, s, compress=False).compress()
