@@ -261,7 +261,7 @@ _BUCKET_MAX = (1 << 15) - 1
 _BUCKET_CELLS = 1 << 18
 _BUCKET_SAMPLE = 1 << 16
 #: Negatives per binary-search call when counting negatives below each positive.
-_SEARCH_CHUNK = 1 << 15
+_SEARCH_CHUNK = 1 << 12
 
 
 def _use_buckets(s: np.ndarray, is_pos: np.ndarray, p: int) -> bool:
@@ -337,7 +337,7 @@ def _bucket_sort(
         return None
     cells, table = mapped
     # Positives use the second half of the table (bucket + buckets): one key per (class, bucket).
-    np.add(cells, _BUCKET_CELLS, out=cells, where=is_pos)
+    cells += is_pos.view(np.uint8) * np.int32(_BUCKET_CELLS)  # faster than a masked add
     key = np.concatenate((table, table + np.uint16(buckets))).take(cells)
     del cells
     bounds = np.zeros(2 * buckets + 1, dtype=np.intp)
