@@ -314,12 +314,28 @@ def _bucket_map(s: np.ndarray, buckets: int) -> tuple[np.ndarray, np.ndarray] | 
     return cells_of(s), table
 
 
+def _float32_if_exact(s: np.ndarray) -> np.ndarray:
+    """``s`` as float32 when that is lossless (model outputs often are float32), else ``s``.
+
+    Float32 halves the memory traffic of the gather and the sorts; every float32 value is a
+    float64 value, so thresholds and comparisons stay exact. A strided probe rejects float64
+    data at once; only data passing it pay for the full round-trip comparison.
+    """
+    probe = s[:: max(1, s.size // 4096)]
+    with np.errstate(over="ignore"):
+        if not np.array_equal(probe.astype(np.float32), probe):
+            return s
+        s32 = s.astype(np.float32)
+    return s32 if np.array_equal(s32, s) else s
+
+
 def _bucket_sort(
     s: np.ndarray, is_pos: np.ndarray, p: int, buckets: int | None = None
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Both classes sorted by a bucket sort: ``(buf, left)``, or None to use ``np.sort``.
 
-    ``buf[:n]`` holds the negatives and ``buf[n:]`` the positives, each ascending;
+    ``buf[:n]`` holds the negatives and ``buf[n:]`` the positives, each ascending (float32
+    when every score is a float32 value, see :func:`_float32_if_exact`; float64 otherwise);
     ``left[i]`` is the number of negatives strictly below ``buf[n + i]``. Scores are spread
     over value buckets of about 256 (:func:`_bucket_map`), grouped by (class, bucket) with one
     stable radix argsort of a uint16 key and one gather, and each group is sorted in place:
@@ -344,7 +360,7 @@ def _bucket_sort(
     np.cumsum(np.bincount(key, minlength=2 * buckets), out=bounds[1:])
     order = np.argsort(key, kind="stable")  # radix sort for uint16
     del key
-    buf = s.take(order)
+    buf = _float32_if_exact(s).take(order)
     del order
     b = bounds.tolist()
     for i in range(2 * buckets):

@@ -321,6 +321,8 @@ def _bucket_cases(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray
         (y, np.sort(normal)),  # already sorted input
         (np.sort(y), normal),
         (y, np.where(y, 1e308, -1e308)),  # span overflows: falls back
+        (y, normal.astype(np.float32).astype(np.float64)),  # float32 values: float32 kernel
+        (y, np.round(normal * 8) / 8),  # float32 values with ties
     ]
 
 
@@ -334,6 +336,9 @@ def test_bucket_sort_exact(buckets):
             assert float(s.max()) - float(s.min()) == np.inf
             continue
         buf, left = out
+        with np.errstate(over="ignore"):
+            is_f32 = bool(np.all(s.astype(np.float32) == s))
+        assert buf.dtype == (np.float32 if is_f32 else np.float64)
         neg, pos = np.sort(s[~y]), np.sort(s[y])
         np.testing.assert_array_equal(buf, np.concatenate((neg, pos)))
         np.testing.assert_array_equal(left, np.searchsorted(neg, pos, side="left"))
@@ -377,3 +382,17 @@ def test_bucket_path_at_scale_equals_sklearn():
         np.testing.assert_array_equal(np.rint(tp[idx]), c.tp)
         np.testing.assert_array_equal(np.rint(fp[idx]), c.fp)
         assert c == RocCounts.from_scores(y, s, compress=False).compress()
+
+
+def test_float32_if_exact():
+    rng = np.random.default_rng(7)
+    x32 = rng.normal(size=10_000).astype(np.float32).astype(np.float64)
+    assert counts_mod._float32_if_exact(x32).dtype == np.float32
+    for bad in (
+        rng.normal(size=10_000),  # float64 values: rejected by the probe
+        np.where(np.arange(10_000) == 4321, 0.1, x32),  # one value off the probe's stride
+        np.where(np.arange(10_000) == 4321, 1e300, x32),  # overflows float32
+        np.where(np.arange(10_000) == 4321, 1e-46, x32),  # underflows float32
+    ):
+        out = counts_mod._float32_if_exact(bad)
+        assert out is bad and out.dtype == np.float64
