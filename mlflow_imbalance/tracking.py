@@ -281,6 +281,20 @@ def _resolve_run(client: Any, run_id: str | None) -> str:
 
 # ------------------------------------------------------------------------------ headline numbers
 
+#: Nominal level of every headline interval.
+CONFIDENCE = 0.95
+#: Count-bootstrap replicates for the AP / PR-AUC / max-F1 intervals (``n_bootstrap=``). Modest
+#: on purpose: the hook runs at the end of every training run, and 200 replicates put 5 in each
+#: tail of a 95% percentile interval (endpoints good to about a tenth of the width; the report
+#: uses 1000).
+DEFAULT_N_BOOTSTRAP = 200
+#: Smallest positive ``n_bootstrap`` accepted (fewer cannot place a 95% percentile endpoint).
+MIN_N_BOOTSTRAP = 50
+#: Counts with more thresholds than ``3 * BOOTSTRAP_POINTS`` are thinned for the bootstrap only
+#: (see :func:`_thin_for_bootstrap`); the point values always use the full counts.
+BOOTSTRAP_POINTS = 200
+WEIGHTED_METHOD = "point estimate only (weighted)"
+
 
 def _intervals() -> Any:
     """The uncertainty module when it provides the intervals we need, else None."""
@@ -293,7 +307,7 @@ def _intervals() -> Any:
     return None
 
 
-def _point(value: float, interval: tuple[float, float] | None, method: str | None) -> dict:
+def _point(value: float, interval: Any, method: str | None) -> dict:
     return {
         "value": float(value),
         "interval": None if interval is None else [float(interval[0]), float(interval[1])],
@@ -302,66 +316,308 @@ def _point(value: float, interval: tuple[float, float] | None, method: str | Non
 
 
 def _rate_ci(unc: Any, k: float, n: float, weighted: bool) -> tuple[Any, str | None]:
-    if unc is None or weighted:
+    if weighted:
+        return None, WEIGHTED_METHOD
+    if unc is None:
         return None, None
-    lo, hi = unc.rate_interval(int(k), int(n), confidence=0.95, method="clopper-pearson")
+    lo, hi = unc.rate_interval(int(k), int(n), confidence=CONFIDENCE, method="clopper-pearson")
     return (float(lo), float(hi)), "clopper-pearson 95%"
 
 
 def _precision_ci(
     unc: Any, c: RocCounts, k: int, eta: float
 ) -> tuple[tuple[float, float] | None, str | None]:
-    if unc is None or c.weighted:
+    if c.weighted:
+        return None, WEIGHTED_METHOD
+    if unc is None:
         return None, None
     tp, fp = int(c.tp[k]), int(c.fp[k])
-    lo, hi = unc.precision_interval(tp, fp, int(c.n_pos), int(c.n_neg), eta, confidence=0.95)
+    lo, hi = unc.precision_interval(tp, fp, int(c.n_pos), int(c.n_neg), eta, confidence=CONFIDENCE)
     return (float(lo), float(hi)), "koopman 95% (ratio of binomial rates at prevalence η)"
 
 
+def _check_bootstrap(n_bootstrap: Any, seed: Any) -> tuple[int, int]:
+    """Validate ``n_bootstrap`` / ``seed``; a None seed becomes fresh entropy (then recorded)."""
+    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, int | np.integer):
+        raise ValueError(f"n_bootstrap must be an integer, got {n_bootstrap!r}")
+    n_boot = int(n_bootstrap)
+    if n_boot != 0 and n_boot < MIN_N_BOOTSTRAP:
+        raise ValueError(
+            f"n_bootstrap must be 0 (no bootstrap intervals) or >= {MIN_N_BOOTSTRAP}, "
+            f"got {n_bootstrap!r}"
+        )
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (1 << 63))
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or int(seed) < 0:
+        raise ValueError(f"seed must be a non-negative integer or None, got {seed!r}")
+    return n_boot, int(seed)
+
+
+def _roc_auc_interval(
+    c: RocCounts, confidence: float = CONFIDENCE
+) -> tuple[float, tuple[float, float] | None, str, float | None]:
+    """ROC-AUC with DeLong's variance computed exactly from the counts (ties as 1/2).
+
+    DeLong, DeLong & Clarke-Pearson (1988): the Mann-Whitney AUC is the mean of the positives'
+    placement values ``V10 = P(negative < x) + P(negative = x) / 2`` (and equally of the
+    negatives' ``V01``); its variance is ``S10 / n_pos + S01 / n_neg`` with ``S10``, ``S01`` the
+    sample variances (ddof 1) of the placement values. Every example at one threshold shares its
+    placement value, so both variances are weighted sums over the thresholds (O(K), no scores
+    needed); lossless compression merges only negative-only thresholds between two positive
+    ones, whose negatives share one placement value, so the result is exact for compressed
+    counts too.
+
+    Chosen over Hanley-McNeil (whose variance assumes exponential score distributions) because
+    it is distribution-free and exact from the counts, and over the count bootstrap because it
+    costs nothing and has no Monte-Carlo error. The interval is Wald on the logit scale
+    (``logit(A) ± z·se / (A(1 - A))``; Pepe 2003 §5.2.3): it stays inside (0, 1) and covers
+    better than the raw-scale Wald interval for AUC near 1.
+
+    Degenerate cases: when the DeLong variance is 0 (e.g. perfect separation) the interval is
+    Clopper-Pearson for ``round(A·m)`` successes in ``m = min(n_pos, n_neg)`` trials: ``m``
+    disjoint positive-negative pairs are independent Bernoulli(AUC) trials (conservative).
+    Fewer than 2 examples of a class, or weighted counts: no interval.
+
+    Returns:
+        ``(auc, interval or None, method, se or None)``.
+    """
+    from scipy import stats
+
+    if c.weighted:
+        from mlflow_imbalance import metrics as m
+
+        return float(m.roc_auc(c)), None, WEIGHTED_METHOD, None
+    dpos, dneg = (np.asarray(v, dtype=np.float64) for v in c.per_threshold())
+    n_pos, n_neg = float(c.n_pos), float(c.n_neg)
+    tp, fp = np.asarray(c.tp, np.float64), np.asarray(c.fp, np.float64)
+    v10 = (n_neg - fp + 0.5 * dneg) / n_neg  # per threshold, shared by its positives
+    v01 = (tp - 0.5 * dpos) / n_pos  # shared by its negatives
+    auc = float(np.dot(dpos, v10) / n_pos)
+    exact = "" if c.is_exact else f" (on reduced counts, TPR/FPR error ≤ {c.max_tpr_error:.2g})"
+    if n_pos < 2 or n_neg < 2:
+        return auc, None, "no interval: DeLong needs >= 2 positives and >= 2 negatives", None
+    s10 = float(np.dot(dpos, (v10 - auc) ** 2) / (n_pos - 1))
+    s01 = float(np.dot(dneg, (v01 - auc) ** 2) / (n_neg - 1))
+    se = math.sqrt(max(s10 / n_pos + s01 / n_neg, 0.0))
+    z = float(stats.norm.ppf((1 + confidence) / 2))
+    level = f"{confidence:.0%}"
+    if se > 0 and 0 < auc < 1:
+        centre = math.log(auc / (1 - auc))
+        half = z * se / (auc * (1 - auc))
+        lo, hi = (1 / (1 + math.exp(-(centre + d))) for d in (-half, half))
+        method = f"DeLong variance from the counts, Wald on the logit scale, {level}{exact}"
+        return auc, (lo, hi), method, se
+    mm = int(min(n_pos, n_neg))
+    k = round(auc * mm)
+    a = (1 - confidence) / 2
+    lo = float(stats.beta.ppf(a, k, mm - k + 1)) if k > 0 else 0.0
+    hi = float(stats.beta.ppf(1 - a, k + 1, mm - k)) if k < mm else 1.0
+    method = (
+        f"DeLong variance is 0: Clopper-Pearson over min(n_pos, n_neg) = {mm} disjoint "
+        f"positive-negative pairs, {level} (conservative){exact}"
+    )
+    return auc, (lo, hi), method, se
+
+
+def _thin_for_bootstrap(c: RocCounts, points: int = BOOTSTRAP_POINTS) -> tuple[RocCounts, dict]:
+    """Counts with at most ``3 * points`` thresholds for the bootstrap, and how far they moved.
+
+    Keeps the last threshold of each of ``points`` equal bins of ``TPR``, of ``TPR + FPR`` and of
+    ``log10 FPR`` (so the low-FPR region that decides precision at small η keeps resolution).
+    The thinned counts are exactly the counts of the scores quantised to the kept thresholds, so
+    the count bootstrap of them is the bootstrap of that quantised classifier. The move of every
+    dropped point to its kept representative (the next lower kept threshold) is measured:
+    ``max_tpr_error``, ``max_fpr_error`` (both below ``2 / points`` by construction);
+    the estimate shift it causes is measured by the caller and the interval re-centred.
+    """
+    k = c.n_thresholds
+    if k <= 3 * points:
+        return c, {"n_thresholds": k, "max_tpr_error": 0.0, "max_fpr_error": 0.0}
+    tpr, fpr = c.tpr, c.fpr
+    fmin = 0.5 / float(c.n_neg)
+    lf = np.log10(np.maximum(fpr, fmin))
+    keep = np.zeros(k, dtype=bool)
+    for values, lo, hi in ((tpr, 0.0, 1.0), (tpr + fpr, 0.0, 2.0), (lf, math.log10(fmin), 0.0)):
+        b = np.floor((values - lo) * (points / (hi - lo))).astype(np.int64)
+        keep[:-1] |= b[1:] != b[:-1]
+    keep[-1] = True
+    kept = np.flatnonzero(keep)
+    rep = kept[np.searchsorted(kept, np.arange(k))]
+    thin = RocCounts(c.thresholds[keep], c.tp[keep], c.fp[keep], c.n_pos, c.n_neg, compressed=True)
+    return thin, {
+        "n_thresholds": int(kept.size),
+        "max_tpr_error": float(np.max(tpr[rep] - tpr)),
+        "max_fpr_error": float(np.max(fpr[rep] - fpr)),
+    }
+
+
+def _logit(x: np.ndarray) -> np.ndarray:
+    x = np.clip(np.asarray(x, dtype=float), 1e-12, 1 - 1e-12)
+    return np.log(x) - np.log1p(-x)
+
+
+def _expit(y: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-y))
+
+
+def _bootstrap_intervals(
+    c: RocCounts,
+    prevalences: Any,
+    exact: Mapping[str, Any],
+    *,
+    n_boot: int = DEFAULT_N_BOOTSTRAP,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+    points: int = BOOTSTRAP_POINTS,
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """Percentile intervals of AP, PR-AUC and max-F1 at each prevalence, one shared bootstrap.
+
+    One :func:`mlflow_imbalance.uncertainty.bootstrap_statistics` call (stratified count
+    bootstrap: each class's per-threshold counts resampled multinomially, equal in distribution
+    to resampling examples within each class) feeds all three statistics at every prevalence.
+    Intervals are pointwise percentile intervals (as the report's tables), computed on counts
+    thinned by :func:`_thin_for_bootstrap` when they have more than ``3 * points`` thresholds,
+    and shifted on the logit scale onto the exact values ``exact[metric]`` (the shift, measured,
+    is recorded as ``max_estimate_shift``).
+
+    Args:
+        c: unweighted counts.
+        prevalences: the prevalences (1-d).
+        exact: ``{"ap": (M,), "pr_auc": (M,), "max_f1": (M,)}`` from the full counts.
+        n_boot: replicates.
+        seed: the generator seed (recorded).
+        confidence: nominal level.
+        points: thinning resolution.
+
+    Returns:
+        ``({metric: (M, 2) array of [low, high]}, info)`` with ``info`` the bootstrap's record
+        (n_boot, seed, thinning, kernel error, the support threshold).
+    """
+    from mlflow_imbalance import uncertainty as u
+
+    etas = np.atleast_1d(np.asarray(prevalences, dtype=float))
+    thin, thinning = _thin_for_bootstrap(c, points)
+    keys = ("ap", "pr_auc", "max_f1")
+    # exact sums (no deposit grid): with <= 3 * points thresholds they are also the faster kernel
+    stats = {key: u.metric_statistic(thin, key, etas, grid_step=None) for key in keys}
+    reps = u.bootstrap_statistics(thin, stats, n_boot, np.random.default_rng(seed))
+    out: dict[str, np.ndarray] = {}
+    shift = 0.0
+    kernel = 0.0
+    for key in keys:
+        est_thin = stats[key].estimate(thin)
+        kernel = max(kernel, stats[key].max_error)
+        band = u.band_from_replicates(
+            est_thin, reps[key], etas, metric=key, confidence=confidence, simultaneous=False
+        )
+        ex = np.asarray(exact[key], dtype=float)
+        move = _logit(ex) - _logit(est_thin)
+        low = np.minimum(_expit(_logit(band.low) + move), ex)
+        high = np.maximum(_expit(_logit(band.high) + move), ex)
+        shift = max(shift, float(np.max(np.abs(ex - est_thin))))
+        out[key] = np.column_stack([low, high])
+    info = {
+        "n_boot": int(n_boot),
+        "seed": int(seed),
+        "confidence": float(confidence),
+        "interval": "percentile, pointwise",
+        "n_thresholds": int(c.n_thresholds),
+        "thinned_to": thinning["n_thresholds"],
+        "max_tpr_error": thinning["max_tpr_error"],
+        "max_fpr_error": thinning["max_fpr_error"],
+        "max_estimate_shift": shift,
+        "kernel_max_error": kernel,
+        "min_support": int(getattr(u, "MIN_FP_SUPPORT", 20)),
+    }
+    return out, info
+
+
+def _bootstrap_method(info: Mapping[str, Any]) -> str:
+    text = (
+        f"count bootstrap, {info['confidence']:.0%} percentile (pointwise), "
+        f"B = {info['n_boot']}, seed {info['seed']}"
+    )
+    if info["thinned_to"] < info["n_thresholds"]:
+        text += (
+            f"; resampled on {info['thinned_to']} of {info['n_thresholds']} thresholds "
+            f"(TPR moved ≤ {info['max_tpr_error']:.2g}, FPR ≤ {info['max_fpr_error']:.2g}; "
+            f"estimates moved ≤ {info['max_estimate_shift']:.2g}, re-centred on the exact value)"
+        )
+    return text
+
+
 def _headline(
-    c: RocCounts, name: str, prevalences: list[float], costs: dict[str, float] | None
+    c: RocCounts,
+    name: str,
+    prevalences: list[float],
+    costs: dict[str, float] | None,
+    *,
+    n_boot: int = DEFAULT_N_BOOTSTRAP,
+    seed: int = 0,
+    timer: _Timer | None = None,
 ) -> tuple[dict[str, Any], dict[str, float], list[dict[str, float]]]:
     """Headline metrics for the summary, flat metrics for MLflow, and the step series."""
     from mlflow_imbalance import metrics as m
 
+    timer = timer or _Timer()
     unc = _intervals()
     flat: dict[str, float] = {}
     test = float(c.prevalence)
-    headline: dict[str, Any] = {
-        "intervals": (
-            "95% intervals from mlflow_imbalance.uncertainty"
-            if unc is not None and not c.weighted
-            else "no intervals (weighted counts, or mlflow_imbalance.uncertainty unavailable)"
-        )
-    }
-    auc = float(m.roc_auc(c))
-    headline["roc_auc"] = _point(auc, None, None)
+    headline: dict[str, Any] = {"confidence": CONFIDENCE}
+    with timer.part("intervals"):
+        auc, auc_ci, auc_method, auc_se = _roc_auc_interval(c, CONFIDENCE)
+    headline["roc_auc"] = _point(auc, auc_ci, auc_method)
+    headline["roc_auc"]["se"] = auc_se
     flat[metric_key(name, "roc_auc")] = auc
     flat[metric_key(name, "n_pos")] = float(c.n_pos)
     flat[metric_key(name, "n_neg")] = float(c.n_neg)
     flat[metric_key(name, "test_prevalence")] = test
 
     etas = [test, *prevalences]
-    ap = np.atleast_1d(m.average_precision(c, np.asarray(etas)))
-    prauc = np.atleast_1d(m.pr_auc(c, np.asarray(etas)))
-    f1v, f1thr = m.max_f1_point(c, np.asarray(etas))
+    eta_arr = np.asarray(etas)
+    ap = np.atleast_1d(m.average_precision(c, eta_arr))
+    prauc = np.atleast_1d(m.pr_auc(c, eta_arr))
+    f1v, f1thr = m.max_f1_point(c, eta_arr)
     f1v, f1thr = np.atleast_1d(f1v), np.atleast_1d(f1thr)
+
+    boot: dict[str, np.ndarray] = {}
+    boot_info: dict[str, Any] | None = None
+    if c.weighted:
+        boot_method = WEIGHTED_METHOD
+    elif unc is None or not hasattr(unc, "bootstrap_statistics"):
+        boot_method = "no interval (mlflow_imbalance.uncertainty unavailable)"
+    elif n_boot == 0:
+        boot_method = "no interval (n_bootstrap=0)"
+    else:
+        with timer.part("intervals"):
+            boot, boot_info = _bootstrap_intervals(
+                c, eta_arr, {"ap": ap, "pr_auc": prauc, "max_f1": f1v}, n_boot=n_boot, seed=seed
+            )
+        boot_method = _bootstrap_method(boot_info)
+
     rows = []
     for i, eta in enumerate(etas):
         k = int(np.searchsorted(-c.thresholds, -f1thr[i]))
         prec = float(np.atleast_1d(m.precision(c, eta))[k])
         p_ci, p_method = _precision_ci(unc, c, k, eta)
         r_ci, r_method = _rate_ci(unc, c.tp[k], c.n_pos, c.weighted)
-        row = {
+        row: dict[str, Any] = {
             "prevalence": float(eta),
             "is_test_prevalence": i == 0,
-            "ap": float(ap[i]),
-            "pr_auc": float(prauc[i]),
-            "max_f1": float(f1v[i]),
             "max_f1_threshold": float(f1thr[i]),
             "precision_at_max_f1": _point(prec, p_ci, p_method),
             "recall_at_max_f1": _point(float(c.tpr[k]), r_ci, r_method),
         }
+        for key, values in (("ap", ap), ("pr_auc", prauc), ("max_f1", f1v)):
+            iv = boot[key][i] if key in boot else None
+            row[key] = _point(float(values[i]), iv, boot_method)
+        if boot_info is not None:
+            # The bootstrap under-covers where the estimate rests on a handful of errors
+            # (docs/statistics.md, "Coverage"): flag rows whose max-F1 point holds fewer than
+            # uncertainty.MIN_FP_SUPPORT false or true positives.
+            row["bootstrap_supported"] = bool(
+                min(float(c.fp[k]), float(c.tp[k])) >= boot_info["min_support"]
+            )
         if costs is not None:
             op = m.optimal_operating_point(c, eta, costs["fp"], costs["fn"])
             worst = (1.0 - eta) * costs["fp"] + eta * costs["fn"]
@@ -373,18 +629,30 @@ def _headline(
                 "fpr": float(op.fpr),
             }
         rows.append(row)
-        if i == 0:
-            for key in ("ap", "pr_auc", "max_f1"):
-                flat[metric_key(name, key)] = row[key]
-        else:
-            for key in ("ap", "pr_auc", "max_f1"):
-                flat[metric_key(name, key, eta)] = row[key]
+        for key in ("ap", "pr_auc", "max_f1"):
+            flat[metric_key(name, key, None if i == 0 else eta)] = row[key]["value"]
+        if i > 0:
             flat[metric_key(name, "precision_at_max_f1", eta)] = prec
             if costs is not None:
                 flat[metric_key(name, "min_cost", eta)] = row["min_cost"][
                     "normalized_expected_cost"
                 ]
     headline["at_prevalence"] = rows
+    if boot_info is not None:
+        headline["bootstrap"] = boot_info
+    else:
+        headline["bootstrap"] = None
+    headline["methods"] = {
+        "roc_auc": auc_method,
+        "ap, pr_auc, max_f1": boot_method,
+        "precision_at_max_f1": rows[0]["precision_at_max_f1"]["method"],
+        "recall_at_max_f1, tpr_at_fpr": rows[0]["recall_at_max_f1"]["method"],
+    }
+    headline["intervals"] = (
+        f"{CONFIDENCE:.0%} intervals: ROC-AUC {auc_method}; AP, PR-AUC, max-F1 {boot_method}"
+        if not c.weighted
+        else f"Intervals: {WEIGHTED_METHOD}; the count bootstrap and DeLong need integer counts"
+    )
 
     budgets = []
     for alpha in FPR_BUDGETS:
@@ -404,6 +672,19 @@ def _headline(
         flat[f"{ARTIFACT_ROOT}/{name}/tpr_at_fpr_{eta_label(alpha)}"] = float(op.tpr)
     headline["tpr_at_fpr"] = budgets
 
+    # The fixed operating point of sweep/precision and sweep/f1: the max-F1 threshold at the
+    # test prevalence (row 0). Its TPR and FPR do not depend on η; precision and F1 do.
+    k0 = int(np.searchsorted(-c.thresholds, -f1thr[0]))
+    t0, f0 = float(c.tpr[k0]), float(c.fpr[k0])
+    headline["operating_point"] = {
+        "rule": "max-F1 threshold at the test prevalence",
+        "threshold": float(f1thr[0]),
+        "tpr": t0,
+        "fpr": f0,
+        "used_by": ["sweep/precision", "sweep/f1"],
+    }
+    flat[metric_key(name, "operating_threshold")] = float(f1thr[0])
+
     low = min(1e-6, *(e / 2 for e in etas))
     grid = m.default_prevalence_grid(num=SWEEP_POINTS, low=low, high=0.5)
     sweep = m.prevalence_sweep(c, grid)
@@ -412,6 +693,12 @@ def _headline(
     prec_at = np.array(
         [float(np.atleast_1d(m.precision(c, float(e)))[k]) for e, k in zip(grid, idx, strict=True)]
     )
+    # fixed operating point: Brabec et al. eq. 8, precision = ηT / (ηT + (1 - η)F); 0/0 -> 0
+    num = grid * t0
+    den = num + (1 - grid) * f0
+    prec_op = np.divide(num, den, out=np.zeros_like(grid), where=den > 0)
+    f1_den = prec_op + t0
+    f1_op = np.divide(2 * prec_op * t0, f1_den, out=np.zeros_like(grid), where=f1_den > 0)
     series = [
         {
             "prevalence": float(grid[j]),
@@ -420,6 +707,8 @@ def _headline(
             "pr_auc": float(sweep["pr_auc"][j]),
             "max_f1": float(sweep["max_f1"][j]),
             "precision_at_max_f1": float(prec_at[j]),
+            "precision": float(prec_op[j]),
+            "f1": float(f1_op[j]),
         }
         for j in range(grid.size)
     ]
@@ -529,6 +818,8 @@ def log_scores(
     log_figures: bool = True,
     extra_summary: Mapping[str, Any] | None = None,
     tracking_uri: str | None = None,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    seed: int | None = 0,
 ) -> LoggedCounts:
     """Log the ROC counts of scores, with metrics, figures and a card, into an MLflow run.
 
@@ -551,6 +842,11 @@ def log_scores(
         log_figures: render the PNG figures (and embed them in the card).
         extra_summary: extra JSON entries for ``summary.json`` (see :func:`log_counts`).
         tracking_uri: tracking server/store; None = MLflow's current one.
+        n_bootstrap: count-bootstrap replicates for the AP / PR-AUC / max-F1 intervals
+            (:data:`DEFAULT_N_BOOTSTRAP`; 0 = no bootstrap intervals; else at least
+            :data:`MIN_N_BOOTSTRAP`). ROC-AUC uses DeLong's variance and needs none.
+        seed: seed of the bootstrap (recorded in ``summary.json``); None draws a fresh one,
+            which is recorded too.
 
     Returns:
         :class:`LoggedCounts` with the run id, artifact path and the committed summary.
@@ -580,6 +876,8 @@ def log_scores(
         internal=internal,
         log_figures=log_figures,
         tracking_uri=tracking_uri,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
         timer=timer,
     )
 
@@ -595,6 +893,8 @@ def log_counts(
     extra_summary: Mapping[str, Any] | None = None,
     log_figures: bool = True,
     tracking_uri: str | None = None,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    seed: int | None = 0,
 ) -> LoggedCounts:
     """Log already-computed counts (Spark, accumulators, synthetic positives) into a run.
 
@@ -613,6 +913,8 @@ def log_counts(
             key is not a schema key, at the top level too (e.g. ``{"positives": "synthesized"}``).
         log_figures: render the figures and embed them in the card.
         tracking_uri: see :func:`log_scores`.
+        n_bootstrap: see :func:`log_scores`.
+        seed: see :func:`log_scores`.
 
     Returns:
         :class:`LoggedCounts`.
@@ -649,6 +951,8 @@ def log_counts(
         internal=internal,
         log_figures=log_figures,
         tracking_uri=tracking_uri,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
     )
 
 
@@ -688,24 +992,27 @@ def _now() -> float:
 
 
 class _Timer:
-    """Wall-clock split of one logging call (read by benchmarks/bench_logging.py)."""
+    """Wall-clock and process-CPU split of one logging call (read by bench_logging.py)."""
 
     def __init__(self) -> None:
         self.parts: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
 
     @contextmanager
     def part(self, key: str) -> Iterator[None]:
         import time
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         try:
             yield
         finally:
             self.parts[key] = self.parts.get(key, 0.0) + time.perf_counter() - t0
+            self.cpu[key] = self.cpu.get(key, 0.0) + time.process_time() - c0
 
 
-#: Timings of the last logging call in this thread: {"counts", "metrics", "figures", "card",
-#: "upload"} -> seconds (counts = the from_scores part measured by the caller, when any).
+#: Timings of the last logging call in this thread: ``parts`` (wall) and ``cpu`` (process CPU),
+#: {"counts", "metrics", "intervals", "figures", "card", "upload"} -> seconds (counts = the
+#: from_scores part measured by the caller, when any; "metrics" excludes "intervals").
 last_timings = threading.local()
 
 
@@ -721,6 +1028,8 @@ def _log(
     internal: dict[str, Any],
     log_figures: bool,
     tracking_uri: str | None,
+    n_bootstrap: Any = DEFAULT_N_BOOTSTRAP,
+    seed: Any = 0,
     timer: _Timer | None = None,
 ) -> LoggedCounts:
     import mlflow
@@ -731,6 +1040,7 @@ def _log(
     etas = _check_prevalences(prevalences)
     cost = _check_costs(costs)
     extra = _check_extra(extra_summary)
+    n_boot, seed = _check_bootstrap(n_bootstrap, seed)
     client = _client(tracking_uri)
     run_id = _resolve_run(client, run_id)
     artifact_path = f"{ARTIFACT_ROOT}/{name}"
@@ -741,7 +1051,11 @@ def _log(
         data_dir.mkdir()
         commit_dir.mkdir()
         with timer.part("metrics"):
-            headline, flat, series = _headline(counts, name, etas, cost)
+            headline, flat, series = _headline(
+                counts, name, etas, cost, n_boot=n_boot, seed=seed, timer=timer
+            )
+        for table in (timer.parts, timer.cpu):  # report the intervals apart from the metrics
+            table["metrics"] -= table.get("intervals", 0.0)
         write_counts(counts, data_dir / COUNTS_FILENAME).chmod(0o644)
         roles = {COUNTS_FILENAME: "counts"}
         scores_info = None
@@ -837,6 +1151,7 @@ def _log(
                 client.log_batch(run_id, metrics=batch[i : i + 1000])
             client.log_artifact(run_id, str(commit_dir / SUMMARY_FILENAME), artifact_path)
     last_timings.parts = dict(timer.parts)
+    last_timings.cpu = dict(timer.cpu)
     logger.info("logged counts %r to run %s (%s)", name, run_id, artifact_path)
     return LoggedCounts(run_id, name, artifact_path, summary, flat)
 
