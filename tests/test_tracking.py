@@ -232,7 +232,19 @@ def test_log_counts_extra_summary_and_weights(tracking_uri):
     weighted = tracking.load_summary(run.info.run_id, "weighted")
     assert weighted["weighted"] is True
     row = weighted["headline"]["at_prevalence"][0]
-    assert row["precision_at_max_f1"]["interval"] is None  # no intervals for weighted counts
+    # no intervals for weighted counts, and the summary says so instead of a silent null
+    for point in (
+        row["precision_at_max_f1"],
+        row["recall_at_max_f1"],
+        row["ap"],
+        row["pr_auc"],
+        row["max_f1"],
+        weighted["headline"]["roc_auc"],
+    ):
+        assert point["interval"] is None
+        assert point["method"] == "point estimate only (weighted)"
+    assert weighted["headline"]["bootstrap"] is None
+    assert "point estimate only (weighted)" in weighted["headline"]["intervals"]
     kept = tracking.load_scores(run.info.run_id, "weighted")
     np.testing.assert_array_equal(kept.sample_weight, w)
     loaded = mi.load_counts(run.info.run_id, "weighted")
@@ -259,6 +271,15 @@ def test_intervals_contain_point_values(tracking_uri):
         assert p["interval"][0] <= p["value"] <= p["interval"][1]
     for b in res.summary["headline"]["tpr_at_fpr"]:
         assert b["tpr"]["interval"][0] <= b["tpr"]["value"] <= b["tpr"]["interval"][1]
+    h = res.summary["headline"]
+    lo, hi = h["roc_auc"]["interval"]
+    assert lo < h["roc_auc"]["value"] < hi and "DeLong" in h["roc_auc"]["method"]
+    for row in h["at_prevalence"]:
+        for key in ("ap", "pr_auc", "max_f1"):
+            lo, hi = row[key]["interval"]
+            assert lo <= row[key]["value"] <= hi and lo < hi, (key, row["prevalence"])
+            assert "count bootstrap" in row[key]["method"] and "seed 0" in row[key]["method"]
+    assert h["bootstrap"]["seed"] == 0 and h["bootstrap"]["n_boot"] == 200
 
 
 def test_card_and_figures(tracking_uri, tmp_path: Path):
@@ -277,6 +298,15 @@ def test_card_and_figures(tracking_uri, tmp_path: Path):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in card
     assert card.count('src="data:image/png;base64,') == 6
     assert "http://" not in card and "https://" not in card
+    h = res.summary["headline"]
+    # the card shows every headline interval and names its method
+    lo, hi = h["roc_auc"]["interval"]
+    assert f"[{tracking._fmt(lo)}, {tracking._fmt(hi)}]" in card
+    for point in (r[k] for r in h["at_prevalence"] for k in ("ap", "pr_auc", "max_f1")):
+        lo, hi = point["interval"]
+        assert f"[{tracking._fmt(lo, 3)}, {tracking._fmt(hi, 3)}]" in card
+    assert "DeLong" in card and "count bootstrap" in card and "seed 0" in card
+    assert tracking._fmt(h["operating_point"]["threshold"]) in card
     for key in res.summary["figures"].values():
         assert (Path(local) / key).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     summary = json.loads((Path(local) / "summary.json").read_text())
@@ -335,3 +365,219 @@ def test_unreachable_store_raises_before_logging(unreachable_tracking_uri):
     y, s = _data(n=200)
     with pytest.raises(MlflowException):
         mi.log_scores(y, s, run_id="0" * 32, tracking_uri=unreachable_tracking_uri)
+
+
+# ------------------------------------------------------------------ headline intervals
+
+
+def _delong_reference(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
+    """DeLong et al. (1988) from the pairwise comparison matrix (independent of the counts)."""
+    pos, neg = s[y == 1], s[y == 0]
+    psi = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+    v10, v01 = psi.mean(axis=1), psi.mean(axis=0)
+    var = v10.var(ddof=1) / pos.size + v01.var(ddof=1) / neg.size
+    return float(psi.mean()), float(np.sqrt(var))
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_roc_auc_delong_from_counts_matches_pairwise_reference(compress):
+    from scipy.stats import norm
+
+    y, s = _data(n=700, prevalence=0.15, seed=21, ties=True)  # ties: round(s, 1)
+    c = mi.RocCounts.from_scores(y, s, compress=compress)
+    auc, (lo, hi), method, se = tracking._roc_auc_interval(c)
+    ref_auc, ref_se = _delong_reference(y, s)
+    assert auc == pytest.approx(roc_auc_score(y, s), rel=1e-12)
+    assert auc == pytest.approx(ref_auc, rel=1e-12)
+    assert se == pytest.approx(ref_se, rel=1e-10)
+    # logit-scale Wald interval from the reference standard error
+    z = norm.ppf(0.975)
+    half = z * ref_se / (ref_auc * (1 - ref_auc))
+    logit = np.log(ref_auc / (1 - ref_auc))
+    assert lo == pytest.approx(1 / (1 + np.exp(-(logit - half))), rel=1e-9)
+    assert hi == pytest.approx(1 / (1 + np.exp(-(logit + half))), rel=1e-9)
+    assert "DeLong" in method and "logit" in method
+
+
+def test_roc_auc_interval_coverage_binormal():
+    """Nominal 95%: coverage over 300 binormal test sets (true AUC = Phi(d / sqrt 2))."""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(5)
+    d, n_pos, n_neg, sims = 1.0, 40, 400, 300
+    truth = norm.cdf(d / np.sqrt(2))
+    hits = 0
+    for _ in range(sims):
+        y = np.r_[np.ones(n_pos, int), np.zeros(n_neg, int)]
+        s = np.round(np.r_[rng.normal(d, 1, n_pos), rng.normal(0, 1, n_neg)], 2)
+        _, (lo, hi), _, _ = tracking._roc_auc_interval(mi.RocCounts.from_scores(y, s))
+        hits += lo <= truth <= hi
+    # binomial sd of the coverage estimate at 0.95 is 0.0126: 0.91..0.99 is > 3 sd wide
+    assert 0.91 <= hits / sims <= 0.99
+
+
+def test_roc_auc_interval_degenerate_and_tiny():
+    y = np.r_[np.ones(30, int), np.zeros(50, int)]
+    s = np.r_[np.linspace(2, 3, 30), np.linspace(0, 1, 50)]  # perfect separation
+    auc, (lo, hi), method, se = tracking._roc_auc_interval(mi.RocCounts.from_scores(y, s))
+    assert auc == 1.0 and se == 0.0 and hi == 1.0
+    assert lo == pytest.approx(0.025 ** (1 / 30), rel=1e-9)  # Clopper-Pearson, 30 of 30 pairs
+    assert "Clopper-Pearson" in method
+    one = mi.RocCounts.from_scores([1, 0, 0, 0], [0.9, 0.1, 0.95, 0.2])
+    auc, iv, method, _ = tracking._roc_auc_interval(one)
+    assert auc == pytest.approx(2 / 3) and iv is None and "needs >= 2 positives" in method
+
+
+def _direct_bootstrap(y, s, etas, n_boot, seed):
+    """Stratified bootstrap of (score, label) pairs with scikit-learn metrics, independent of
+    the count bootstrap: AP and max-F1 at each prevalence via negatives re-weighted to it."""
+    from sklearn.metrics import precision_recall_curve
+
+    rng = np.random.default_rng(seed)
+    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    out = {"ap": [], "max_f1": []}
+    for _ in range(n_boot):
+        idx = np.r_[rng.choice(pos, pos.size), rng.choice(neg, neg.size)]
+        yb, sb = y[idx], s[idx]
+        ap_row, f1_row = [], []
+        for eta in etas:
+            w = np.where(yb == 1, 1.0, pos.size * (1 - eta) / (eta * neg.size))
+            ap_row.append(average_precision_score(yb, sb, sample_weight=w))
+            p, r, _ = precision_recall_curve(yb, sb, sample_weight=w)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                f1 = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
+            f1_row.append(f1.max())
+        out["ap"].append(ap_row)
+        out["max_f1"].append(f1_row)
+    return {k: np.percentile(np.asarray(v), [2.5, 97.5], axis=0).T for k, v in out.items()}
+
+
+@pytest.mark.parametrize("points", [200, 25])  # 25: the counts are thinned for the bootstrap
+def test_bootstrap_intervals_match_a_direct_bootstrap(points):
+    from mlflow_imbalance import metrics
+
+    y, s = _data(n=1500, prevalence=0.1, seed=22)
+    c = mi.RocCounts.from_scores(y, s)
+    etas = np.array([c.prevalence, 0.02])
+    exact = {
+        "ap": metrics.average_precision(c, etas),
+        "pr_auc": metrics.pr_auc(c, etas),
+        "max_f1": metrics.max_f1(c, etas),
+    }
+    got, info = tracking._bootstrap_intervals(c, etas, exact, n_boot=2000, seed=3, points=points)
+    ref = _direct_bootstrap(y, s, etas, n_boot=800, seed=4)
+    for key in ("ap", "max_f1"):
+        width = ref[key][:, 1] - ref[key][:, 0]
+        # Monte-Carlo sd of a 2.5% quantile is ~0.03 of the width here; thinning adds a little
+        np.testing.assert_allclose(got[key], ref[key], atol=float(0.12 * width.max()))
+    assert info["seed"] == 3 and info["n_boot"] == 2000
+    if points == 25:
+        assert info["thinned_to"] < info["n_thresholds"] == c.n_thresholds
+        # by construction: a dropped point shares a TPR bin (width 1/points) and a TPR+FPR bin
+        # (width 2/points) with its kept representative
+        assert 0 < info["max_tpr_error"] < 1 / points and 0 < info["max_fpr_error"] < 2 / points
+        thin, _ = tracking._thin_for_bootstrap(c, points)
+        shift = max(
+            np.max(np.abs(metrics.average_precision(thin, etas) - exact["ap"])),
+            np.max(np.abs(metrics.pr_auc(thin, etas) - exact["pr_auc"])),
+            np.max(np.abs(metrics.max_f1(thin, etas) - exact["max_f1"])),
+        )
+        assert info["max_estimate_shift"] == pytest.approx(shift, rel=1e-6, abs=1e-12)
+    else:
+        assert info["thinned_to"] == c.n_thresholds and info["max_estimate_shift"] < 1e-12
+
+
+def test_pr_auc_interval_matches_a_direct_bootstrap():
+    """PR-AUC (Davis-Goadrich) has no scikit-learn twin: resample examples directly and
+    recount, so only the resampling scheme is under test."""
+    from mlflow_imbalance import metrics
+
+    y, s = _data(n=800, prevalence=0.1, seed=23)
+    c = mi.RocCounts.from_scores(y, s)
+    etas = np.array([0.05])
+    exact = {
+        k: f(c, etas)
+        for k, f in (
+            ("ap", metrics.average_precision),
+            ("pr_auc", metrics.pr_auc),
+            ("max_f1", metrics.max_f1),
+        )
+    }
+    got, _ = tracking._bootstrap_intervals(c, etas, exact, n_boot=2000, seed=1)
+    rng = np.random.default_rng(2)
+    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    reps = []
+    for _ in range(800):
+        idx = np.r_[rng.choice(pos, pos.size), rng.choice(neg, neg.size)]
+        reps.append(metrics.pr_auc(mi.RocCounts.from_scores(y[idx], s[idx]), 0.05))
+    ref = np.percentile(reps, [2.5, 97.5])
+    np.testing.assert_allclose(got["pr_auc"][0], ref, atol=0.12 * (ref[1] - ref[0]))
+
+
+def test_bootstrap_seed_is_recorded_and_reproducible(tracking_uri):
+    y, s = _data(n=800, seed=24)
+    kw = {"prevalences": [1e-2], "log_figures": False, "keep_scores": False}
+    with mlflow.start_run():
+        a = mi.log_scores(y, s, name="a", seed=7, **kw).summary["headline"]
+        b = mi.log_scores(y, s, name="b", seed=7, **kw).summary["headline"]
+        c = mi.log_scores(y, s, name="c", seed=8, **kw).summary["headline"]
+        d = mi.log_scores(y, s, name="d", seed=None, **kw).summary["headline"]
+        e = mi.log_scores(y, s, name="e", n_bootstrap=0, **kw).summary["headline"]
+    ivs = [
+        [r[k]["interval"] for r in h["at_prevalence"] for k in ("ap", "max_f1")] for h in (a, b, c)
+    ]
+    assert ivs[0] == ivs[1] and ivs[0] != ivs[2]
+    assert a["bootstrap"]["seed"] == 7 and c["bootstrap"]["seed"] == 8
+    assert isinstance(d["bootstrap"]["seed"], int) and d["bootstrap"]["seed"] >= 0
+    assert f"seed {d['bootstrap']['seed']}" in d["at_prevalence"][0]["ap"]["method"]
+    assert e["bootstrap"] is None and e["at_prevalence"][0]["ap"]["interval"] is None
+    assert e["at_prevalence"][0]["ap"]["method"] == "no interval (n_bootstrap=0)"
+    assert e["roc_auc"]["interval"] is not None  # DeLong needs no bootstrap
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_bootstrap": 10}, "n_bootstrap must be 0"),
+        ({"n_bootstrap": 2.5}, "n_bootstrap must be an integer"),
+        ({"seed": -1}, "seed must be a non-negative integer"),
+    ],
+)
+def test_bad_bootstrap_options_raise_before_logging(tracking_uri, kwargs, match):
+    y, s = _data(n=200, seed=25)
+    with mlflow.start_run() as run:
+        with pytest.raises(ValueError, match=match):
+            mi.log_scores(y, s, log_figures=False, **kwargs)
+    assert not MlflowClient().list_artifacts(run.info.run_id)
+    assert not MlflowClient().get_run(run.info.run_id).data.metrics
+
+
+def test_sweep_precision_and_f1_at_the_fixed_operating_point(tracking_uri):
+    from sklearn.metrics import f1_score, precision_recall_curve, precision_score
+
+    y, s = _data(n=2500, seed=26, ties=True)
+    with mlflow.start_run() as run:
+        res = mi.log_scores(y, s, prevalences=[1e-3], log_figures=False)
+    client = MlflowClient()
+    rid = run.info.run_id
+
+    def history(key):
+        points = client.get_metric_history(rid, f"imbalance/test/sweep/{key}")
+        return np.array([p.value for p in sorted(points, key=lambda p: p.step)])
+
+    etas, prec, f1 = history("prevalence"), history("precision"), history("f1")
+    assert prec.size == f1.size == etas.size == tracking.SWEEP_POINTS
+    # the operating point: scikit-learn's max-F1 threshold at the test prevalence
+    p, r, thr = precision_recall_curve(y, s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1_curve = np.where(p[:-1] + r[:-1] > 0, 2 * p[:-1] * r[:-1] / (p[:-1] + r[:-1]), 0)
+    best = thr[np.flatnonzero(f1_curve == f1_curve.max())].max()  # highest on ties
+    threshold = client.get_run(rid).data.metrics["imbalance/test/operating_threshold"]
+    assert threshold == best == res.summary["headline"]["operating_point"]["threshold"]
+    n_pos, n_neg = y.sum(), (1 - y).sum()
+    pred = s >= threshold
+    for j in (0, 15, 30, tracking.SWEEP_POINTS - 1):
+        w = np.where(y == 1, 1.0, n_pos * (1 - etas[j]) / (etas[j] * n_neg))
+        assert prec[j] == pytest.approx(precision_score(y, pred, sample_weight=w), rel=1e-9)
+        assert f1[j] == pytest.approx(f1_score(y, pred, sample_weight=w), rel=1e-9)
+    assert np.all(np.diff(prec) > 0)  # fixed TPR, FPR: precision rises with prevalence
