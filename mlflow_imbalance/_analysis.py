@@ -94,6 +94,12 @@ def draw_counts(c: RocCounts, max_points: int = DRAW_POINTS) -> RocCounts:
     )
 
 
+def _f1_box(c: RocCounts, threshold: float, eta: float, conf: float) -> tuple[float, float]:
+    """F1 at ``threshold`` and ``eta`` with its Clopper-Pearson box interval (exact)."""
+    band = uncertainty.f1_band(c, threshold, [eta], confidence=conf)
+    return float(band.low[0]), float(band.high[0])
+
+
 def _rank(values: Sequence[float], higher_better: bool = True) -> list[int | None]:
     """Competition ranks (1 = best; equal values share a rank); None for NaN."""
     v = np.asarray(values, dtype=float)
@@ -185,6 +191,10 @@ def build_context(
             point[n]["op_fp"] = c.fp[idx].astype(float)
             point[n]["op_tpr"] = c.tpr[idx]
             point[n]["op_fpr"] = c.fpr[idx]
+            point[n]["f1_box"] = [
+                None if c.weighted else _f1_box(c, float(t), float(e), conf)
+                for t, e in zip(c.thresholds[idx], etas, strict=True)
+            ]
             point[n]["op_precision"] = np.array(
                 [
                     float(metrics.p3_curve(float(t), float(f), float(e)))
@@ -446,6 +456,8 @@ def _table(names, point, chosen, colors, runs, fmt, feta, fci, opts) -> dict[str
                 vals.append((float(p["cost"][j]), *(ci or (None, None))))
             else:
                 ci = p["boot"].get((key, j))
+                if ci is not None and _fp_short(p, j) is not None:
+                    ci = None  # not valid there: neither shown as an interval nor used for ties
                 vals.append((float(p[key][j]), *(ci or (None, None))))
         matrix[col["key"]] = vals
     rows = []
@@ -484,10 +496,31 @@ def _table(names, point, chosen, colors, runs, fmt, feta, fci, opts) -> dict[str
                     f"recall {fmt(p['op_tpr'][j])}, FPR {fmt(p['op_fpr'][j])}, "
                     f"threshold {fmt(p['max_f1_threshold'][j])}"
                 )
+            ci_note, invalid = "", False
+            short = _fp_short(point[n], j) if key in _METRIC_FN else None
+            if short is not None:
+                invalid = True
+                ci_note = f"interval not valid: {short:.0f} FP at this η"
+                alt = point[n]["f1_box"][j]
+                exact = (
+                    f"exact alternative: F1 at the max-F1 threshold {fci(*alt)} (Clopper–Pearson "
+                    "box, all η at once)"
+                    if key == "max_f1" and alt is not None
+                    else "exact alternative: “Precision @ op” (Koopman interval, all η at once)"
+                )
+                title = (
+                    f"The bootstrap interval rests on {short:.0f} false positive(s) "
+                    f"(< {uncertainty.MIN_FP_SUPPORT}) at this η: the estimate is biased "
+                    "upwards and the bootstrap cannot create unseen false positives, so no "
+                    f"valid interval is shown. {exact}."
+                )
+                ci_note += "; " + exact
             cell_data[n].append(
                 {
                     "value": fmt(val),
                     "ci": fci(lo, hi),
+                    "ci_note": ci_note,
+                    "invalid": invalid,
                     "rank": ranks[i] if len(names) > 1 else None,
                     "best": is_best and len(names) > 1,
                     "tie": tie,
@@ -513,6 +546,14 @@ def _table(names, point, chosen, colors, runs, fmt, feta, fci, opts) -> dict[str
             f"cost-optimal hull vertex with C_FP = {fmt(opts.cost_fp)}, C_FN = {fmt(opts.cost_fn)}."
         ),
     }
+
+
+def _fp_short(p: Mapping[str, Any], j: int) -> float | None:
+    """False positives behind AP / PR-AUC / max-F1 at the table's j-th η when too few."""
+    fp = p["boot"].get(("fp_support", j))
+    if fp is None or fp[0] >= uncertainty.MIN_FP_SUPPORT:
+        return None
+    return fp[0]
 
 
 # ---------------------------------------------------------------------------------- adequacy
@@ -678,7 +719,12 @@ def _figures(runs, counts, point, opts, chosen, test_prev, grid, rng, flips, pro
             "and each chosen deployment prevalence (Brabec et al. eq. 8).",
             lambda ax, e=e, bands=bands: plots.plot_pr(draw, e, ax=ax, bands=bands),
             f"PR at {label}",
-            "chance level = η",
+            "chance level = η"
+            + (
+                "; band: the ROC band mapped through eq. 8, valid at every recall and η"
+                if bands
+                else ""
+            ),
         )
     op = {}
     for n in counts:
@@ -721,7 +767,7 @@ def _figures(runs, counts, point, opts, chosen, test_prev, grid, rng, flips, pro
                 deployment_range=opts.prevalence_range,
             ),
             f"{label} against η",
-            "flip points marked",
+            "flip points marked. " + unc.support_caption(),
         )
     broc_etas = chosen or sorted(set(test_prev.values()))
     add(
@@ -801,6 +847,8 @@ BOOT_POINTS = 200
 #: Prevalences of the bootstrap bands drawn in the metric-vs-η figures (a subset of the
 #: report's η grid, log-spaced; the curves are smooth in log η, so the band is drawn there).
 BAND_GRID = 50
+#: Legend entry of the part of an AP / PR-AUC / max-F1 band that is not claimed.
+NOT_VALID_LABEL = f"hatched: band not valid (< {uncertainty.MIN_FP_SUPPORT} FP support it)"
 #: Pair/metric comparisons whose flips get a significance test (nearest the deployment
 #: prevalences first); unpaired tests reuse the shared replicates and cost milliseconds.
 MAX_SIGNIFICANCE = 100
@@ -856,6 +904,8 @@ class _Uncertainty:
         self.thin_shift = 0.0
         self.kernel_error = 0.0
         self.replicates: dict[str, dict[str, tuple]] = {}
+        self.roc_bands: dict[str, Any] = {}
+        self.support: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def _thinning_text(self) -> str:
         return (
@@ -876,9 +926,12 @@ class _Uncertainty:
         if not b:
             return "Bootstrap disabled (--bootstrap 0): only the analytic P³ bands are drawn."
         return (
-            f"Shaded: {conf:.0%} bands. ROC, PR and metric-vs-η bands are simultaneous bootstrap "
+            f"Shaded: {conf:.0%} bands. ROC and metric-vs-η bands are simultaneous bootstrap "
             f"sup-t bands over their grid, all from one set of {b} count-bootstrap replicates per "
-            f"run; the AP / PR-AUC / max-F1 bands are computed and drawn on {BAND_GRID} "
+            "run; each PR band is the ROC band mapped through eq. 8 (valid at every recall and "
+            "η at once). The AP / PR-AUC / max-F1 bands are not valid where fewer than "
+            f"{self.u.MIN_FP_SUPPORT} false positives carry the estimate (drawn hatched); they "
+            f"are computed and drawn on {BAND_GRID} "
             "log-spaced η (the curves are smooth in log η), the curves themselves on the full "
             f"grid. Bootstrap resolution: {self._thinning_text()}. P³ bands come from one "
             "Koopman likelihood-ratio interval and hold at every η at once."
@@ -918,6 +971,25 @@ class _Uncertainty:
             },
         ]
         if self.opts.n_bootstrap:
+            m = self.u.MIN_FP_SUPPORT
+            bad = self.unsupported()
+            out.append(
+                {
+                    "what": "Bands",
+                    "how": f"ROC: {conf} simultaneous bootstrap sup-t band with a binomial "
+                    "(Jeffreys) scale floor for TPR. PR curves: that ROC band mapped through "
+                    "eq. 8 (precision is monotone in FPR), so one band holds at every recall and "
+                    f"every η at once. AP / PR-AUC / max-F1 against η: {conf} simultaneous sup-t "
+                    f"bands, NOT valid where fewer than {m} false positives carry the estimate "
+                    "(drawn hatched; the table then prints “interval not valid”)"
+                    + (
+                        ": " + "; ".join(f"{n} for η ≤ {_fmt_e(e)}" for n, e in bad.items())
+                        if bad
+                        else ": valid over the whole range here"
+                    )
+                    + ".",
+                }
+            )
             out.append({"what": "Bootstrap resolution", "how": self._thinning_text()})
             out.insert(
                 1,
@@ -972,9 +1044,15 @@ class _Uncertainty:
         stats["cost"] = u.min_cost_statistic(thin, etas, cfp, cfn)
         stats["roc"] = u.roc_statistic(thin)
         pr_etas = [None, *self.opts.prevalences]
-        for e in pr_etas:
-            stats[("pr", e)] = u.pr_statistic(thin, c.prevalence if e is None else e)
         reps = u.bootstrap_statistics(thin, stats, b, self._seed(name, "shared"))
+        # false positives carrying AP / PR-AUC / max-F1 at each eta (full counts): the sup-t
+        # bands and percentile intervals are claimed only where >= MIN_FP_SUPPORT
+        fp_tab = u._fp_support_eta(c, etas)
+        fp_band = u._fp_support_eta(c, bgrid)
+        sup_band = fp_band >= u.MIN_FP_SUPPORT
+        for j in range(etas.size):
+            out[("fp_support", j)] = (float(fp_tab[j]), float(fp_tab[j]))
+        self.support[name] = (bgrid, fp_band)
         ne = etas.size
         a = (1 - conf) / 2
         for key, _ in FLIP_METRICS:
@@ -997,7 +1075,14 @@ class _Uncertainty:
             )
             low, high = _recentre(band, exact_b)
             label = f"{band.label}, on {bgrid.size} log-spaced η"
-            self._bands.setdefault((key, None), {})[name] = (bgrid, low, high, label)
+            self._bands.setdefault((key, None), {})[name] = (
+                bgrid,
+                low,
+                high,
+                label,
+                sup_band,
+                NOT_VALID_LABEL,
+            )
             shift = exact_b - est_thin[ne:]
             self.thin_shift = max(self.thin_shift, float(np.max(np.abs(shift))))
             # flip tests: this run's replicates on the band grid, shifted onto the exact curve
@@ -1017,6 +1102,8 @@ class _Uncertainty:
             else:
                 for j in range(ne):
                     out[("cost", j)] = (float(lo_v[j]), float(hi_v[j]))
+        # ROC band: sup-t with the binomial (Jeffreys) scale floor for TPR, exactly the band of
+        # uncertainty.roc_band (whose coverage tests/test_band_coverage.py checks)
         rb = u.band_from_replicates(
             stats["roc"].estimate(thin),
             reps["roc"],
@@ -1024,19 +1111,18 @@ class _Uncertainty:
             grid_name="fpr",
             metric="roc",
             confidence=conf,
+            rate_n=thin.n_pos,
+            method="count bootstrap asymmetric sup-t over FPR grid (arcsine-sqrt scale, binomial "
+            "scale floor)",
         )
         self._bands.setdefault(("roc", None), {})[name] = (rb.grid, rb.low, rb.high, rb.label)
+        self.roc_bands[name] = rb
+        # PR bands at every prevalence from the ROC band (Brabec eq. 8 is monotone in FPR):
+        # simultaneous over recall AND prevalence, no false-positive support needed
         for e in pr_etas:
-            st = stats[("pr", e)]
-            pb = u.band_from_replicates(
-                st.estimate(thin),
-                reps[("pr", e)],
-                st.grid,
-                grid_name="recall",
-                metric="pr",
-                confidence=conf,
-            )
-            self._bands.setdefault(("pr", e), {})[name] = (pb.grid, pb.low, pb.high, pb.label)
+            pb = u.pr_band_from_roc(rb, c.prevalence if e is None else e)
+            label = f"{rb.confidence:.0%} simultaneous band (ROC band mapped through eq. 8)"
+            self._bands.setdefault(("pr", e), {})[name] = (pb.grid, pb.low, pb.high, label)
         return out
 
     def p3_band(self, name: str, c: RocCounts, tp: float, fp: float, grid: np.ndarray) -> None:
@@ -1083,6 +1169,31 @@ class _Uncertainty:
             "ok": ok,
             "text": text,
         }
+
+    def unsupported(self) -> dict[str, float]:
+        """Per run, the largest band η at which fewer than MIN_FP_SUPPORT FPs carry AP."""
+        out = {}
+        for name, (bgrid, fp) in self.support.items():
+            bad = fp < self.u.MIN_FP_SUPPORT
+            if bad.any():
+                out[name] = float(bgrid[bad].max())
+        return out
+
+    def support_caption(self) -> str:
+        """Where the metric-vs-η bands are not valid, and why (figure caption)."""
+        if not self.opts.n_bootstrap:
+            return ""
+        bad = self.unsupported()
+        m = self.u.MIN_FP_SUPPORT
+        if not bad:
+            return f"Bands valid over the whole range (≥ {m} false positives carry every point)."
+        where = "; ".join(f"{n}: η ≤ {_fmt_e(e)}" for n, e in bad.items())
+        return (
+            f"Hatched, very light: band NOT valid — fewer than {m} false positives carry the "
+            f"estimate there ({where}); the estimate is biased upwards and the bootstrap cannot "
+            "create unseen false positives (docs/statistics.md, “Coverage”). Use the P³ band "
+            "(exact) for low-η claims."
+        )
 
     def bands_for(self, key, eta=None):
         return self._bands.get((key, eta)) or None

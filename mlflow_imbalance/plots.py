@@ -17,7 +17,9 @@ Confidence bands are passed as plain arrays, so this module does not depend on t
 :mod:`mlflow_imbalance.uncertainty`: ``bands={name: (x, lower, upper, label)}`` with ``lower``
 and ``upper`` aligned with ``x`` and ``label`` saying what the band is, e.g. ``"95%
 simultaneous (bootstrap sup-t)"``. The label is shown once in the legend; nothing is ever shaded
-without saying which interval it is.
+without saying which interval it is. An optional fifth element ``valid`` (boolean, aligned with
+``x``) marks where the band is claimed; the rest is drawn hatched and very light, with a legend
+entry saying why (optional sixth element, e.g. ``"hatched: band not valid, < 20 FP"``).
 
 Colours come from the Okabe & Ito colourblind-safe palette and are assigned per run name by
 :func:`run_colors`, deterministically (the same set of names always gets the same colours,
@@ -229,11 +231,24 @@ def _prevalence_list(prevalences: Any, arg: str = "prevalences") -> list[float]:
     return [float(v) for v in arr]
 
 
-def _check_band(band: Any, arg: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
-    """``(x, lower, upper, label)`` -> validated float arrays of one length and a label."""
-    if not isinstance(band, (tuple, list)) or len(band) != 4:
-        raise ValueError(f"{arg} must be a tuple (x, lower, upper, label), got {band!r:.80}")
-    x, lo, hi, label = band
+#: Legend text of the part of a band that is drawn but not claimed (hatched).
+BAND_NOT_VALID_LABEL = "hatched: band not valid there"
+
+
+def _check_band(band: Any, arg: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, str, Any, str]:
+    """``(x, lower, upper, label[, valid[, invalid_label]])`` -> validated arrays and labels.
+
+    ``valid`` (optional, boolean, aligned with ``x``) marks where the band is claimed; the rest
+    is drawn hatched and very light with the legend entry ``invalid_label`` (default
+    :data:`BAND_NOT_VALID_LABEL`). Returns ``(x, lower, upper, label, valid or None,
+    invalid_label)``.
+    """
+    if not isinstance(band, (tuple, list)) or len(band) not in (4, 5, 6):
+        raise ValueError(
+            f"{arg} must be a tuple (x, lower, upper, label[, valid[, invalid_label]]), "
+            f"got {band!r:.80}"
+        )
+    x, lo, hi, label = band[:4]
     arrays = []
     for part, value in (("x", x), ("lower", lo), ("upper", hi)):
         a = np.asarray(value, dtype=np.float64)
@@ -251,7 +266,20 @@ def _check_band(band: Any, arg: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
     if np.any(arrays[1] > arrays[2] + 1e-12):
         bad = int(np.sum(arrays[1] > arrays[2] + 1e-12))
         raise ValueError(f"{arg}: lower exceeds upper at {bad} point(s)")
-    return arrays[0], arrays[1], arrays[2], label
+    valid = None
+    if len(band) >= 5 and band[4] is not None:
+        valid = np.asarray(band[4])
+        if valid.dtype != bool or valid.shape != arrays[0].shape:
+            raise ValueError(
+                f"{arg} valid must be a boolean array of length {arrays[0].size}, got "
+                f"dtype {valid.dtype} shape {valid.shape}"
+            )
+    invalid_label = BAND_NOT_VALID_LABEL
+    if len(band) == 6:
+        invalid_label = band[5]
+        if not isinstance(invalid_label, str) or not invalid_label:
+            raise ValueError(f"{arg} invalid_label must be a non-empty string")
+    return arrays[0], arrays[1], arrays[2], label, valid, invalid_label
 
 
 def _check_bands(bands: Any, names: Sequence[str], arg: str = "bands") -> dict[str, tuple]:
@@ -266,17 +294,43 @@ def _check_bands(bands: Any, names: Sequence[str], arg: str = "bands") -> dict[s
 
 
 def _draw_bands(ax: Any, bands: dict[str, tuple], styles: Mapping[str, tuple[str, Any]]) -> list:
-    """Shade each band in its run's colour; return one legend proxy per distinct band label."""
+    """Shade each band in its run's colour; return one legend proxy per distinct band label.
+
+    Where a band's ``valid`` mask is False it is drawn hatched and very light instead (gid
+    ``band-invalid:<name>``), with one legend entry per distinct ``invalid_label``; the two
+    parts share their boundary point so the band stays continuous.
+    """
     from matplotlib.patches import Patch
 
     labels: list[str] = []
-    for name, (x, lo, hi, label) in bands.items():
-        ax.fill_between(
-            x, lo, hi, color=styles[name][0], alpha=0.18, linewidth=0, gid=f"band:{name}"
-        )
+    invalid_labels: list[str] = []
+    for name, (x, lo, hi, label, valid, invalid_label) in bands.items():
+        color = styles[name][0]
+        if valid is None or valid.all():
+            ax.fill_between(x, lo, hi, color=color, alpha=0.18, linewidth=0, gid=f"band:{name}")
+        else:
+            bad = ~valid
+            # each part also takes its neighbours so adjacent parts meet
+            bad_draw = bad | np.r_[bad[1:], False] | np.r_[False, bad[:-1]]
+            if valid.any():
+                ax.fill_between(
+                    x, lo, hi, where=valid, color=color, alpha=0.18, linewidth=0,
+                    gid=f"band:{name}",
+                )  # fmt: skip
+            ax.fill_between(
+                x, lo, hi, where=bad_draw, facecolor="none", edgecolor=color, alpha=0.35,
+                hatch="////", linewidth=0, gid=f"band-invalid:{name}",
+            )  # fmt: skip
+            if invalid_label not in invalid_labels:
+                invalid_labels.append(invalid_label)
         if label not in labels:
             labels.append(label)
-    return [Patch(facecolor=_LIGHT, alpha=0.6, label=f"shaded: {lab}") for lab in labels]
+    out = [Patch(facecolor=_LIGHT, alpha=0.6, label=f"shaded: {lab}") for lab in labels]
+    out += [
+        Patch(facecolor="none", edgecolor=_GREY, hatch="////", alpha=0.6, label=lab)
+        for lab in invalid_labels
+    ]
+    return out
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

@@ -74,6 +74,7 @@ __all__ = [
     "min_cost_statistic",
     "p3_band",
     "pr_band",
+    "pr_band_from_roc",
     "pr_statistic",
     "precision_interval",
     "precision_uncertainty",
@@ -1244,9 +1245,20 @@ def _band_from_replicates(
     q16, q84 = np.quantile(reps_t, [0.158655, 0.841345], axis=0)
     sd = reps_t.std(axis=0, ddof=1)
     floor = np.maximum(0.25 * (q84 - q16) / 2, 1e-3 * sd)
+    # One-sided root-mean-square deviations: where more than 84% of the replicates equal the
+    # estimate (a lumpy, near-degenerate bootstrap: precision 1 at a recall reached before the
+    # first negative, TPR at an FPR below one negative) the quantile scales are ~0 while a few
+    # replicates deviate; studentising those by ~0 gave deviations of 1e8 and one critical
+    # value of ~3000 applied to the WHOLE grid (quick-start PR band covering the plot). With
+    # this floor a point where a share p of the replicates deviates contributes at most
+    # 1/sqrt(p) to the max; for a normal-like point it is sd/sqrt(2) < the quantile scale
+    # (sd), so it does not bind there.
+    d_all = reps_t - est_t
+    rms_hi = np.sqrt(np.mean(np.maximum(d_all, 0.0) ** 2, axis=0))
+    rms_lo = np.sqrt(np.mean(np.maximum(-d_all, 0.0) ** 2, axis=0))
     min_lo, min_hi = min_scale if isinstance(min_scale, tuple) else (min_scale, min_scale)
-    s_lo = np.maximum(np.maximum(est_t - q16, floor), min_lo)
-    s_hi = np.maximum(np.maximum(q84 - est_t, floor), min_hi)
+    s_lo = np.maximum(np.maximum(np.maximum(est_t - q16, floor), rms_lo), min_lo)
+    s_hi = np.maximum(np.maximum(np.maximum(q84 - est_t, floor), rms_hi), min_hi)
     live = (s_lo > 0) & (s_hi > 0)
     dev = np.zeros(reps.shape[0])
     if live.any():
@@ -1839,19 +1851,50 @@ def band_from_replicates(
     seed: Any = None,
     method: str | None = None,
     extra: dict[str, Any] | None = None,
+    min_scale: Any = None,
+    rate_n: float | None = None,
 ) -> Band:
     """A :class:`Band` from an estimate ``(G,)`` and bootstrap replicates ``(B, G)``.
 
     ``simultaneous=True``: asymmetric bootstrap sup-t band on the ``scale`` (``"arcsine"`` for
     quantities in [0, 1], ``"identity"`` for differences), see :func:`prevalence_band`;
     otherwise percentile intervals, labelled pointwise.
+
+    Args:
+        estimate: the point estimate on the grid, shape ``(G,)``.
+        replicates: bootstrap replicates, shape ``(B, G)``.
+        grid: the x values (``G``).
+        grid_name: what ``grid`` holds (``"prevalence"``, ``"fpr"``, ``"recall"``).
+        metric: the metric or curve the band is for.
+        confidence: nominal level.
+        simultaneous: sup-t (True) or pointwise percentile (False).
+        scale: ``"arcsine"`` or ``"identity"``.
+        seed: the seed the replicates came from (recorded only).
+        method: method text (default: from ``grid_name`` and ``scale``).
+        extra: merged into ``Band.extra``.
+        min_scale: floor for the one-sided sup-t scales on the transformed scale (scalar,
+            ``(G,)``, or a pair ``(lower, upper)`` of those); see ``rate_n``.
+        rate_n: when the estimate is a binomial rate estimated from ``rate_n`` trials (TPR at
+            fixed FPRs: ``rate_n = n_pos``), floor the scales by the rate's binomial spread
+            (Jeffreys +-1 sigma on the arcsine scale, :func:`_rate_min_scales`), exactly as
+            :func:`roc_band` does. Without it the band collapses onto the estimate wherever
+            every replicate is equal (TPR = 1 at high FPR: coverage 0.07 instead of 0.95).
     """
     conf = _check_confidence(confidence)
     est = np.asarray(estimate, dtype=float)
     reps = np.asarray(replicates, dtype=float)
     if reps.ndim != 2 or reps.shape[1] != est.size:
         raise ValueError(f"replicates must have shape (B, {est.size}), got {reps.shape}")
-    low, high, ext = _band_from_replicates(est, reps, conf, simultaneous, scale)
+    floor: Any = 0.0 if min_scale is None else min_scale
+    if rate_n is not None:
+        if not (float(rate_n) > 0 and math.isfinite(float(rate_n))):
+            raise ValueError(f"rate_n must be a positive number of trials, got {rate_n!r}")
+        if scale != "arcsine":
+            raise ValueError(f"rate_n needs scale='arcsine', got scale={scale!r}")
+        r_lo, r_hi = _rate_min_scales(est, float(rate_n))
+        f_lo, f_hi = floor if isinstance(floor, tuple) else (floor, floor)
+        floor = (np.maximum(r_lo, f_lo), np.maximum(r_hi, f_hi))
+    low, high, ext = _band_from_replicates(est, reps, conf, simultaneous, scale, floor)
     ext.update(extra or {})
     if method is None:
         method = (
@@ -1872,4 +1915,93 @@ def band_from_replicates(
         int(reps.shape[0]),
         seed if not isinstance(seed, np.random.Generator) else None,
         ext,
+    )
+
+
+def pr_band_from_roc(
+    roc: Band,
+    prevalence: float,
+    recall_grid: Any = None,
+    *,
+    estimate: Any = None,
+) -> Band:
+    """PR-curve band at ``prevalence`` from a simultaneous ROC band, through Brabec eq. 8.
+
+    The true ROC curve ``T(f)`` is non-decreasing, so if it lies in the ROC band at the band's
+    FPR grid points it lies in the step envelope ``[max_{j<=i} low_j, min_{j>=i+1} high_j]``
+    on every ``(f_i, f_{i+1}]`` too (and ``T <= min_j high_j`` below the first grid FPR). The
+    FPR at which the curve first reaches recall ``r``, ``F(r)``, then lies in
+    ``[F_lo(r), F_hi(r)]`` with ``F_hi`` the first grid FPR whose lower envelope reaches ``r``
+    (1 if none) and ``F_lo`` the grid FPR just before the upper envelope reaches ``r`` (0 if
+    already at the first). Precision at recall ``r``, ``o r / (o r + F(r))`` (``o`` the odds
+    of ``prevalence``; Brabec et al. 2020 eq. 8 with ``LR = r / F``), is decreasing in ``F``,
+    so ``[o r / (o r + F_hi), o r / (o r + F_lo)]`` holds at every recall AND every
+    prevalence whenever the ROC band holds: the PR band inherits the ROC band's simultaneous
+    coverage, with no bootstrap of its own and no requirement of false-positive support
+    (where the ROC band cannot exclude a jump at tiny FPR the upper edge is 1, as it must be).
+    It is conservative (the grid steps widen it by one FPR step, ~11% in FPR for the default
+    100 log-spaced points) and wide where the data are thin, which is the honest answer there.
+
+    Args:
+        roc: a simultaneous ROC :class:`Band` (``grid_name="fpr"``), e.g. :func:`roc_band` or
+            :func:`band_from_replicates` with ``rate_n=n_pos``.
+        prevalence: target prevalence ``eta``.
+        recall_grid: recalls in (0, 1] (default 100 points in [0.01, 1]).
+        estimate: precision at each recall to carry as the estimate (default: from the ROC
+            band's own estimate, inverted by linear interpolation).
+
+    Returns:
+        :class:`Band` with ``grid_name="recall"``, ``metric="pr"``, the ROC band's confidence,
+        ``simultaneous`` as the ROC band, ``extra["prevalence"]`` and ``extra["fpr_bounds"]``.
+    """
+    if not isinstance(roc, Band) or roc.grid_name != "fpr":
+        raise ValueError(f"roc must be a Band over an FPR grid, got {type(roc).__name__}")
+    eta = float(check_prevalence(prevalence, "prevalence"))
+    grid = np.linspace(0.01, 1.0, 100) if recall_grid is None else np.asarray(recall_grid, float)
+    if grid.ndim != 1 or np.any((grid <= 0) | (grid > 1)):
+        raise ValueError("recall_grid must be a 1-d array of values in (0, 1]")
+    f = np.asarray(roc.grid, float)
+    if f.size < 1 or np.any(np.diff(f) <= 0):
+        raise ValueError("roc.grid must be strictly increasing FPRs")
+    lo = np.maximum.accumulate(np.clip(np.asarray(roc.low, float), 0.0, 1.0))
+    hi = np.minimum.accumulate(np.clip(np.asarray(roc.high, float), 0.0, 1.0)[::-1])[::-1]
+    if f[-1] < 1.0:  # T(1) = 1 exactly
+        f, lo, hi = np.r_[f, 1.0], np.r_[lo, 1.0], np.r_[hi, 1.0]
+    i = np.searchsorted(lo, grid, side="left")  # first grid FPR with lower envelope >= r
+    f_hi = np.where(i < f.size, f[np.minimum(i, f.size - 1)], 1.0)
+    j = np.searchsorted(hi, grid, side="left")  # first grid FPR with upper envelope >= r
+    f_lo = np.where(j > 0, f[np.maximum(j - 1, 0)], 0.0)
+    o = eta / (1.0 - eta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_lo = o * grid / (o * grid + f_hi)
+        p_hi = np.where(f_lo > 0, o * grid / (o * grid + f_lo), 1.0)
+    if estimate is None:
+        est_t = np.asarray(roc.estimate, float)
+        tz = np.maximum.accumulate(np.r_[0.0, est_t, 1.0][: f.size + 1])
+        fz = np.r_[0.0, f]
+        # FPR where the (interpolated) estimate first reaches r
+        k = np.clip(np.searchsorted(tz, grid, side="left"), 1, tz.size - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.where(tz[k] > tz[k - 1], (grid - tz[k - 1]) / (tz[k] - tz[k - 1]), 1.0)
+        fq = fz[k - 1] + np.clip(lam, 0, 1) * (fz[k] - fz[k - 1])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            est = np.where(fq > 0, o * grid / (o * grid + fq), 1.0)
+    else:
+        est = np.asarray(estimate, float)
+        if est.shape != grid.shape:
+            raise ValueError(f"estimate must have shape {grid.shape}, got {est.shape}")
+    extra = {"prevalence": eta, "fpr_bounds": (f_lo, f_hi), "roc_method": roc.method}
+    return Band(
+        grid,
+        "recall",
+        est,
+        np.minimum(p_lo, est),
+        np.maximum(p_hi, est),
+        f"{roc.method}, mapped to PR through eq. 8 (valid at every recall and prevalence)",
+        roc.confidence,
+        roc.simultaneous,
+        "pr",
+        roc.n_boot,
+        roc.seed,
+        extra,
     )

@@ -570,3 +570,58 @@ def test_fixed_layout_axes_and_validation():
         plots.new_axes(layout="tight")
     with pytest.raises(ValueError, match="ncols must be at least 1"):
         plots.new_axes(ncols=0)
+
+
+def test_band_validity_mask_draws_the_invalid_part_hatched(ax, runs):
+    """Optional 5th/6th band elements: where ``valid`` is False the band is hatched, very
+    light, with its own legend entry; the valid part is shaded as before; the parts meet."""
+    eta = metrics.default_prevalence_grid(num=40)
+    sweeps = {n: (eta, metrics.average_precision(c, eta)) for n, c in runs.items()}
+    y = sweeps["wide"][1]
+    valid = eta > 1e-3
+    band = (eta, y * 0.9, y * 1.1, "95% simultaneous (sup-t)", valid, "hatched: < 20 FP")
+    plots.plot_metric_vs_prevalence(sweeps, metric_label="AP", ax=ax, bands={"wide": band})
+    polys = {c.get_gid(): c for c in ax.collections if isinstance(c, PolyCollection)}
+    assert {"band:wide", "band-invalid:wide"} <= set(polys)
+    inv = polys["band-invalid:wide"]
+    assert inv.get_hatch() == "////"
+    assert inv.get_facecolor().size == 0 or inv.get_facecolor()[0][3] == 0  # no fill
+    xs_valid = np.concatenate([p.vertices[:, 0] for p in polys["band:wide"].get_paths()])
+    xs_bad = np.concatenate([p.vertices[:, 0] for p in inv.get_paths()])
+    assert xs_valid.min() >= eta[valid].min() - 1e-15  # shaded only where valid
+    assert xs_bad.max() >= eta[valid].min() - 1e-15  # the hatched part reaches the valid one
+    assert xs_bad.min() == pytest.approx(eta[0])
+    texts = _legend_texts(ax)
+    assert "shaded: 95% simultaneous (sup-t)" in texts and "hatched: < 20 FP" in texts
+    # all valid (or mask None) -> exactly the old drawing, no hatched legend entry
+    ax2 = plots.new_axes()
+    plots.plot_metric_vs_prevalence(
+        sweeps, metric_label="AP", ax=ax2, bands={"wide": (*band[:4], np.ones(40, bool))}
+    )
+    gids = [c.get_gid() for c in ax2.collections if isinstance(c, PolyCollection)]
+    assert gids == ["band:wide"]
+    assert not any(t.startswith("hatched") for t in _legend_texts(ax2))
+    plots.close_figure(ax2.figure)
+
+
+def test_band_validity_mask_is_validated(ax, runs):
+    eta = metrics.default_prevalence_grid(num=10)
+    sweeps = {"wide": (eta, metrics.average_precision(runs["wide"], eta))}
+    y = sweeps["wide"][1]
+    with pytest.raises(ValueError, match="valid must be a boolean array of length 10"):
+        plots.plot_metric_vs_prevalence(
+            sweeps, metric_label="AP", ax=ax, bands={"wide": (eta, y, y, "b", np.ones(9, bool))}
+        )
+    with pytest.raises(ValueError, match="valid must be a boolean"):
+        plots.plot_metric_vs_prevalence(
+            sweeps, metric_label="AP", ax=ax, bands={"wide": (eta, y, y, "b", np.ones(10))}
+        )
+    with pytest.raises(ValueError, match="invalid_label must be a non-empty string"):
+        plots.plot_metric_vs_prevalence(
+            sweeps, metric_label="AP", ax=ax,
+            bands={"wide": (eta, y, y, "b", np.ones(10, bool), "")},
+        )  # fmt: skip
+    with pytest.raises(ValueError, match=r"tuple \(x, lower, upper, label\[, valid"):
+        plots.plot_metric_vs_prevalence(
+            sweeps, metric_label="AP", ax=ax, bands={"wide": (eta, y, y)}
+        )

@@ -264,3 +264,88 @@ def test_template_dir_found():
     d = template_dir()
     assert (d / "report.html.j2").is_file()
     assert Path(d).name == "templates"
+
+
+# ---------------------------------------------------------------------------- bands in the report
+def _report_uncertainty(c: mi.RocCounts, name: str, prevalences, n_boot: int = 120):
+    """The report's own bootstrap stage for one run (the code build_report runs)."""
+    from mlflow_imbalance._analysis import _Uncertainty
+    from mlflow_imbalance.report import _options, _stable_seed
+
+    opts = _options(prevalences, None, "test", 1.0, 1.0, 0.95, n_boot, 5, None)
+    unc = _Uncertainty(opts, _stable_seed)
+    etas = np.array([c.prevalence, *prevalences])
+    grid = np.geomspace(1e-5, 0.5, 60)
+    sweep = {k: np.atleast_1d(f(c, grid)) for k, f in
+             (("ap", metrics.average_precision), ("pr_auc", metrics.pr_auc),
+              ("max_f1", metrics.max_f1))}  # fmt: skip
+    out = unc.bootstrap(name, c, etas, grid, sweep)
+    return unc, out, opts
+
+
+def test_report_roc_band_is_the_tested_roc_band():
+    """The report's ROC band is uncertainty.roc_band on the same replicates (binomial floor):
+    positive width at high FPR where every replicate has TPR = 1 (it collapsed before)."""
+    from mlflow_imbalance import uncertainty
+    from mlflow_imbalance._analysis import BOOT_POINTS, draw_counts
+    from mlflow_imbalance.report import _stable_seed
+
+    y, s = binormal(3.0, n=4000, prev=0.05, seed=4)
+    c = mi.RocCounts.from_scores(y, s)
+    unc, _, opts = _report_uncertainty(c, "r", [1e-3])
+    rb = unc.roc_bands["r"]
+    thin = draw_counts(c, BOOT_POINTS)
+    rng = np.random.default_rng(_stable_seed(opts.seed, "r", "shared"))
+    ref = uncertainty.roc_band(thin, n_boot=opts.n_bootstrap, seed=rng)
+    np.testing.assert_allclose(rb.grid, ref.grid)
+    np.testing.assert_allclose(rb.low, ref.low, atol=1e-12)
+    np.testing.assert_allclose(rb.high, ref.high, atol=1e-12)
+    high_fpr = rb.estimate == 1.0  # the degenerate region: no positive below the threshold
+    assert high_fpr.sum() >= 3 and rb.grid[high_fpr].min() > 0.1
+    assert np.all(rb.high[high_fpr] - rb.low[high_fpr] > 1e-3)
+    # ... and what the report hands to the figure is that band
+    _x, lo, hi, label = unc.bands_for("roc")["r"]
+    np.testing.assert_allclose(lo, ref.low, atol=1e-12)
+    np.testing.assert_allclose(hi, ref.high, atol=1e-12)
+    assert "binomial scale floor" in label
+
+
+def test_report_pr_bands_come_from_the_roc_band():
+    """PR bands at every prevalence are the ROC band mapped through eq. 8."""
+    from mlflow_imbalance import uncertainty
+
+    y, s = binormal(2.0, n=4000, prev=0.05, seed=5)
+    c = mi.RocCounts.from_scores(y, s)
+    unc, _, _ = _report_uncertainty(c, "r", [1e-4, 1e-2])
+    rb = unc.roc_bands["r"]
+    for e in (None, 1e-4, 1e-2):
+        _x, lo, hi, label = unc.bands_for("pr", e)["r"]
+        ref = uncertainty.pr_band_from_roc(rb, c.prevalence if e is None else e)
+        np.testing.assert_allclose(lo, ref.low)
+        np.testing.assert_allclose(hi, ref.high)
+        assert "mapped through eq. 8" in label
+
+
+def test_unsupported_intervals_are_marked_in_table_and_figures():
+    """At eta = 1e-5 with ~2000 negatives AP rests on < 20 FPs: no interval is claimed."""
+    from mlflow_imbalance import uncertainty
+
+    y, s = binormal(1.5, n=2500, prev=0.2, seed=6)
+    c = mi.RocCounts.from_scores(y, s)
+    unc, out, _ = _report_uncertainty(c, "r", [1e-5])
+    fp = out[("fp_support", 1)][0]
+    assert fp < uncertainty.MIN_FP_SUPPORT
+    assert out[("fp_support", 0)][0] >= uncertainty.MIN_FP_SUPPORT  # the test prevalence is fine
+    band = unc.bands_for("ap")["r"]
+    assert len(band) == 6 and band[4].dtype == bool and not band[4].all() and band[4].any()
+    assert "not valid" in band[5]
+    assert "NOT valid" in unc.support_caption()
+    rep = build_report({"r": c}, prevalences=[1e-5], n_bootstrap=60, seed=1)
+    html = rep.html
+    assert f"interval not valid: {fp:.0f} FP at this η" in html
+    assert "exact alternative" in html and "Clopper–Pearson box" in html
+    assert 'class="ci invalid"' in html
+    assert "mapped through eq. 8" in html  # method notes and PR captions
+    row = rep.context["table"]["rows"][0]["cells"]
+    invalid = [cell for cell in row if cell["invalid"]]
+    assert len(invalid) == 3  # AP, PR-AUC and max-F1 at 1e-5; none at the test prevalence

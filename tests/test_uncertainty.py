@@ -552,3 +552,103 @@ def test_bootstrap_statistics_share_one_replicate_set():
     assert band.simultaneous and band.n_boot == 200 and np.all(band.low <= band.high)
     with pytest.raises(ValueError, match="replicates"):
         u.band_from_replicates(np.zeros(3), np.zeros((10, 4)), np.arange(3))
+
+
+# ---------------------------------------------------------------------------- band helpers
+def test_band_from_replicates_rate_n_equals_roc_band():
+    """``rate_n=n_pos`` gives exactly roc_band (same replicates): the binomial floor is applied."""
+    rng = np.random.default_rng(11)
+    y = rng.random(3000) < 0.05
+    c = RocCounts.from_scores(y, rng.normal(size=3000) + 3.0 * y)
+    ref = u.roc_band(c, n_boot=80, seed=4)
+    stat = u.roc_statistic(c)
+    reps = u.bootstrap_statistic(c, stat, 80, 4)
+    b = u.band_from_replicates(stat.estimate(c), reps, stat.grid, grid_name="fpr", rate_n=c.n_pos)
+    np.testing.assert_array_equal(b.low, ref.low)
+    np.testing.assert_array_equal(b.high, ref.high)
+    plain = u.band_from_replicates(stat.estimate(c), reps, stat.grid, grid_name="fpr")
+    ones = stat.estimate(c) == 1.0
+    assert ones.any() and np.all(plain.low[ones] == 1.0)  # collapsed without the floor
+    assert np.all(b.low[ones] < 0.999)
+    # an explicit min_scale works the same way, and rate_n is validated
+    floors = u._rate_min_scales(stat.estimate(c), c.n_pos)
+    b2 = u.band_from_replicates(stat.estimate(c), reps, stat.grid, min_scale=floors)
+    np.testing.assert_array_equal(b2.low, ref.low)
+    with pytest.raises(ValueError, match="rate_n must be a positive"):
+        u.band_from_replicates(stat.estimate(c), reps, stat.grid, rate_n=0)
+    with pytest.raises(ValueError, match="rate_n needs scale='arcsine'"):
+        u.band_from_replicates(stat.estimate(c), reps, stat.grid, rate_n=5, scale="identity")
+
+
+def test_sup_t_critical_value_not_inflated_by_one_lumpy_point():
+    """A grid point where > 84% of replicates equal the estimate but a few deviate (precision 1
+    before the first negative) used to be studentised by ~0 (critical value ~3000, the whole
+    band blown up: the quick-start PR band). The one-sided RMS floor bounds its weight."""
+    rng = np.random.default_rng(0)
+    b, g = 400, 30
+    est = np.full(g, 0.5)
+    reps = 0.5 + 0.02 * rng.standard_normal((b, g))
+    est[0] = 1.0
+    reps[:, 0] = 1.0
+    reps[:12, 0] = 0.985  # 3% of replicates deviate
+    band = u.band_from_replicates(est, reps, np.arange(g, dtype=float))
+    crit = band.extra["critical_value"]
+    assert 1.96 <= crit < 4.0, crit
+    # the regular points get the usual sup-t width (about crit * 0.02 either side)
+    assert np.all(band.high[1:] - band.low[1:] < 2 * 4.0 * 0.021)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=5, max_size=5),
+    st.lists(st.floats(0.0, 1.0), min_size=5, max_size=5),
+    st.lists(st.floats(0.0, 1.0), min_size=8, max_size=8),
+    st.floats(1e-5, 0.5),
+)
+def test_pr_band_from_roc_contains_every_curve_inside_the_roc_band(lo_raw, w_raw, u_raw, eta):
+    """Property: any monotone ROC curve inside the ROC band at the grid FPRs has its PR curve
+    (Davis-Goadrich: precision at recall r on the interpolated curve) inside the mapped band."""
+    f = np.array([0.001, 0.01, 0.05, 0.2, 0.6])
+    lo = np.maximum.accumulate(np.sort(lo_raw)) * 0.9
+    hi = np.minimum(1.0, lo + np.asarray(w_raw) * 0.5 + 0.01)
+    hi = np.maximum.accumulate(hi)
+    est = (lo + hi) / 2
+    roc = u.Band(f, "fpr", est, lo, hi, "test band", 0.95, True, "roc")
+    # a random monotone curve through the band at the grid points, free in between
+    t_grid = lo + (hi - lo) * np.asarray(u_raw[:5])
+    t_grid = np.maximum.accumulate(t_grid)
+    t_grid = np.minimum(t_grid, hi)
+    ff = np.r_[0.0, 0.0005, f, 1.0]
+    first = t_grid[0] * u_raw[5]
+    tt = np.r_[0.0, first, t_grid, 1.0]
+    rgrid = np.linspace(0.01, 1.0, 100)
+    pr = u.pr_band_from_roc(roc, eta, rgrid)
+    fq = np.interp(rgrid, tt, ff)  # FPR where the curve first reaches r (tt non-decreasing)
+    for k in range(rgrid.size):  # exact first-reach for flat parts
+        fq[k] = ff[np.argmax(tt >= rgrid[k])] if np.any(tt == rgrid[k]) else fq[k]
+    o = eta / (1 - eta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(fq > 0, o * rgrid / (o * rgrid + fq), 1.0)
+    assert np.all(pr.low <= p + 1e-12) and np.all(p <= pr.high + 1e-12)
+    assert np.all(pr.low <= pr.estimate) and np.all(pr.estimate <= pr.high)
+
+
+def test_pr_band_from_roc_validation_and_metadata():
+    rng = np.random.default_rng(2)
+    y = rng.random(2000) < 0.1
+    c = RocCounts.from_scores(y, rng.normal(size=2000) + 2 * y)
+    rb = u.roc_band(c, n_boot=60, seed=0)
+    pb = u.pr_band_from_roc(rb, 0.01)
+    assert pb.grid_name == "recall" and pb.metric == "pr" and pb.simultaneous
+    assert pb.extra["prevalence"] == 0.01 and "eq. 8" in pb.method
+    assert np.all((pb.low <= pb.estimate) & (pb.estimate <= pb.high))
+    # at recall 1 the FPR bound is exactly the grid FPR where the lower edge reaches 1, or 1
+    assert pb.low[-1] >= 0.01 / (0.01 + 0.99)
+    with pytest.raises(ValueError, match="roc must be a Band over an FPR grid"):
+        u.pr_band_from_roc(pb, 0.01)
+    with pytest.raises(ValueError, match="recall_grid"):
+        u.pr_band_from_roc(rb, 0.01, [0.0, 0.5])
+    with pytest.raises(ValueError, match="prevalence"):
+        u.pr_band_from_roc(rb, 1.5)
+    with pytest.raises(ValueError, match="estimate must have shape"):
+        u.pr_band_from_roc(rb, 0.01, estimate=np.ones(3))
