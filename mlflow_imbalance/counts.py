@@ -465,12 +465,13 @@ def _compressed_unweighted(s: np.ndarray, is_pos: np.ndarray) -> tuple[np.ndarra
         b_tp[0 : 2 * (u1 - g0) : 2] = tp_blk
         if u1 < g1:
             b_tp[2 * (u1 - g0)] = 0
-        sel = np.flatnonzero(keep[:rows])
+        sel = np.flatnonzero(keep[:rows])[::-1]  # kept rows, descending
         count = sel.size
         lo, hi = size - done - count, size - done
-        thr[lo:hi] = b_thr[sel][::-1]
-        tp[lo:hi] = b_tp[sel][::-1]
-        fp[lo:hi] = b_fp[sel][::-1]
+        # mode="clip" (indices are in range) lets take write straight into the output.
+        b_thr.take(sel, out=thr[lo:hi], mode="clip")
+        b_tp.take(sel, out=tp[lo:hi], mode="clip")
+        b_fp.take(sel, out=fp[lo:hi], mode="clip")
         done += count
     return thr, tp, fp
 
