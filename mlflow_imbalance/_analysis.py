@@ -500,21 +500,23 @@ def _table(names, point, chosen, colors, runs, fmt, feta, fci, opts) -> dict[str
             short = _fp_short(point[n], j) if key in _METRIC_FN else None
             if short is not None:
                 invalid = True
-                ci_note = f"interval not valid: {short:.0f} FP at this η"
                 alt = point[n]["f1_box"][j]
                 exact = (
-                    f"exact alternative: F1 at the max-F1 threshold {fci(*alt)} (Clopper–Pearson "
-                    "box, all η at once)"
+                    f"F1 at the max-F1 threshold {fci(*alt)} (Clopper–Pearson box, exact)"
                     if key == "max_f1" and alt is not None
-                    else "exact alternative: “Precision @ op” (Koopman interval, all η at once)"
+                    else "“Precision @ op” (Koopman interval, exact at every η)"
+                )
+                ci_note = f"interval not valid: {short:.0f} FP at this η; exact: " + (
+                    f"F1 {fci(*alt)}"
+                    if key == "max_f1" and alt is not None
+                    else "see Precision @ op"
                 )
                 title = (
                     f"The bootstrap interval rests on {short:.0f} false positive(s) "
                     f"(< {uncertainty.MIN_FP_SUPPORT}) at this η: the estimate is biased "
                     "upwards and the bootstrap cannot create unseen false positives, so no "
-                    f"valid interval is shown. {exact}."
+                    f"valid interval is shown. Exact alternative: {exact}."
                 )
-                ci_note += "; " + exact
             cell_data[n].append(
                 {
                     "value": fmt(val),
@@ -544,6 +546,11 @@ def _table(names, point, chosen, colors, runs, fmt, feta, fci, opts) -> dict[str
             "“Precision @ op” is precision at each run's max-F1 threshold at that η (hover for "
             f"recall, FPR and threshold); “Min cost” is the expected cost per example at the "
             f"cost-optimal hull vertex with C_FP = {fmt(opts.cost_fp)}, C_FN = {fmt(opts.cost_fn)}."
+            f" “Interval not valid”: fewer than {uncertainty.MIN_FP_SUPPORT} false positives "
+            "carry AP / PR-AUC / max-F1 at that η, where the bootstrap interval does not cover "
+            "(docs/statistics.md, “Coverage”); use the exact intervals named there instead — "
+            "precision at the operating point (Koopman) and F1 at the max-F1 threshold "
+            "(Clopper–Pearson box), both valid at every η."
         ),
     }
 

@@ -343,7 +343,7 @@ def test_unsupported_intervals_are_marked_in_table_and_figures():
     rep = build_report({"r": c}, prevalences=[1e-5], n_bootstrap=60, seed=1)
     html = rep.html
     assert f"interval not valid: {fp:.0f} FP at this η" in html
-    assert "exact alternative" in html and "Clopper–Pearson box" in html
+    assert "Exact alternative" in html and "Clopper–Pearson box" in html and "exact: F1 [" in html
     assert 'class="ci invalid"' in html
     assert "mapped through eq. 8" in html  # method notes and PR captions
     row = rep.context["table"]["rows"][0]["cells"]
