@@ -16,7 +16,13 @@ Schema (``schema == "mlflow-imbalance/summary"``, ``schema_version == 1``), keys
   example by example (a paired bootstrap) needs; equal digests are necessary, not sufficient,
   for "the same test set" (different examples can carry the same label sequence).
 - ``prevalences``: the prevalences of interest; ``costs``: ``{"fp": .., "fn": ..}`` or None.
-- ``headline``: the headline metrics (see :mod:`mlflow_imbalance.tracking`).
+- ``headline``: the headline metrics (see :mod:`mlflow_imbalance.tracking`): ``confidence``;
+  ``roc_auc`` and, per row of ``at_prevalence`` (the test prevalence first), ``ap``, ``pr_auc``,
+  ``max_f1``, ``precision_at_max_f1``, ``recall_at_max_f1`` as ``{"value", "interval" ([low,
+  high] or null), "method"}``; ``methods`` (metric -> method text); ``bootstrap`` (``n_boot``,
+  ``seed``, ``interval``, ``thinned_to``, ``max_tpr_error``, ``max_fpr_error``,
+  ``max_estimate_shift``, ...) or null; ``operating_point`` (the fixed threshold of the
+  ``sweep/precision`` / ``sweep/f1`` series); ``tpr_at_fpr``. Not checked beyond being an object.
 - ``files``: ``{filename: {"sha256": hex, "bytes": int, "role": str}}``; ``roc_counts.npz`` is
   always listed (role ``"counts"``).
 - ``scores``: None, or ``{"file": "scores.npz", "n": int, "digest": "sha256:<hex>"}`` when the

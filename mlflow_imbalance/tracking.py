@@ -15,7 +15,8 @@ What :func:`log_scores` / :func:`log_counts` put into a run, under ``imbalance/<
 
 Metrics (names obey MLflow's ``[/\w.\- :]`` rule; η written as ``eta_1e-04``):
 
-- ``imbalance/<name>/roc_auc``, ``n_pos``, ``n_neg``, ``test_prevalence``;
+- ``imbalance/<name>/roc_auc``, ``n_pos``, ``n_neg``, ``test_prevalence``,
+  ``operating_threshold`` (the max-F1 threshold at the test prevalence);
 - ``imbalance/<name>/{ap,pr_auc,max_f1}`` at the test prevalence, and
   ``imbalance/<name>/{ap,pr_auc,max_f1,precision_at_max_f1}/eta_<η>`` per prevalence of interest;
 - ``imbalance/<name>/tpr_at_fpr_<α>`` for α in 1e-2, 1e-3, 1e-4 when ``n_neg >= 1/α`` (at least
@@ -23,9 +24,16 @@ Metrics (names obey MLflow's ``[/\w.\- :]`` rule; η written as ``eta_1e-04``):
 - ``imbalance/<name>/min_cost/eta_<η>`` (normalised expected cost at the optimal hull vertex)
   when ``costs`` are given;
 - a step series over a log-spaced prevalence grid (step i = grid point i):
-  ``imbalance/<name>/sweep/{prevalence,log10_prevalence,ap,pr_auc,max_f1,precision_at_max_f1}``.
-  In the MLflow UI, a line chart of e.g. ``sweep/max_f1`` with ``sweep/log10_prevalence`` as its
-  x axis overlays the runs.
+  ``imbalance/<name>/sweep/{prevalence,log10_prevalence,ap,pr_auc,max_f1,precision_at_max_f1,
+  precision,f1}``; ``precision`` and ``f1`` hold one operating point fixed (``operating_threshold``)
+  while the others re-optimise it at each η. In the MLflow UI, a line chart of e.g.
+  ``sweep/max_f1`` with ``sweep/log10_prevalence`` as its x axis overlays the runs.
+
+Headline intervals (``summary.json`` ``headline``; every number is ``{value, interval, method}``):
+ROC-AUC by DeLong's variance from the counts (:func:`_roc_auc_interval`); AP, PR-AUC and max-F1
+by one seeded count bootstrap (:func:`_bootstrap_intervals`, ``n_bootstrap``/``seed`` recorded
+in ``headline.bootstrap``); precision by Koopman, rates by Clopper-Pearson. Weighted counts:
+"point estimate only (weighted)".
 
 Atomicity: all input is validated and every file computed and rendered in a temporary directory
 before the store is touched; bad input raises before anything is logged. Data files go up first,
