@@ -182,9 +182,13 @@ def test_relog_replaces_and_stale_files_are_ignored(tracking_uri):
     y1, s1 = _data(n=500, seed=3)
     y2, s2 = _data(n=800, seed=4)
     with mlflow.start_run() as run:
-        mi.log_scores(y1, s1, keep_scores=True, log_figures=False)
+        mi.log_scores(y1, s1, keep_scores=True, log_figures=True)
         mi.log_scores(y2, s2, keep_scores=False, log_figures=False)
     run_id = run.info.run_id
+    # the first log's figures stay listed (no artifact delete) but leave the manifest
+    assert "imbalance/test/roc.png" in _artifacts(MlflowClient(), run_id)
+    summary = tracking.load_summary(run_id)
+    assert summary["figures"] == {} and "roc.png" not in summary["files"]
     got = mi.load_counts(run_id)
     assert (got.n_pos, got.n_neg) == (int(y2.sum()), int((1 - y2).sum()))
     # the first log's scores.npz is still stored but not in the new manifest: ignored
