@@ -366,7 +366,8 @@ def _bucket_sort(
     for i in range(2 * buckets):
         if b[i + 1] - b[i] > 1:
             buf[b[i] : b[i + 1]].sort()
-    left = np.empty(p, dtype=np.intp)
+    # int32 halves the memory of these counts (and of their copies later) where exact.
+    left = np.empty(p, dtype=np.int32 if size < 2**31 else np.intp)
     # Chunks of whole buckets: the positives of buckets g0..g1-1 lie above every negative of
     # lower buckets and below every negative of higher ones.
     step = max(1, buckets * _SEARCH_CHUNK // max(n, 1))
