@@ -10,8 +10,11 @@ store) becomes a warning and the default evaluator's results are untouched. Set
 
 Configuration keys (``evaluator_config["imbalance"]``, or the flat config when
 ``evaluators=None``): ``name`` (default ``"test"``), ``prevalences``, ``costs``,
-``keep_scores``, ``log_figures``, ``pos_label`` (shared with MLflow's classifier evaluator),
-``score_column`` (a column of a static dataset holding the scores), ``strict``.
+``keep_scores``, ``log_figures``, ``n_bootstrap`` (count-bootstrap replicates for the AP /
+PR-AUC / max-F1 headline intervals; 0 turns them off, default 200), ``seed`` (the bootstrap's
+seed, recorded in ``summary.json``; None draws a fresh one), ``pos_label`` (shared with MLflow's
+classifier evaluator), ``score_column`` (a column of a static dataset holding the scores),
+``strict``. All but the last three are passed to :func:`mlflow_imbalance.log_scores` unchanged.
 
 Scores: ``predict_proba`` of the underlying model (the column of the positive class, located
 with the model's ``classes_`` when it has them, else the sorted labels), else the model's
@@ -34,7 +37,15 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["ImbalanceEvaluator"]
 
-_CONFIG_KEYS = ("name", "prevalences", "costs", "keep_scores", "log_figures")
+_CONFIG_KEYS = (
+    "name",
+    "prevalences",
+    "costs",
+    "keep_scores",
+    "log_figures",
+    "n_bootstrap",
+    "seed",
+)
 
 
 def _warn(message: str) -> None:

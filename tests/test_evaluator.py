@@ -129,3 +129,41 @@ def test_implicit_never_raises_but_strict_does(tracking_uri):
 def test_can_evaluate_only_classifiers():
     assert ImbalanceEvaluator.can_evaluate(model_type="classifier", evaluator_config={})
     assert not ImbalanceEvaluator.can_evaluate(model_type="regressor", evaluator_config={})
+
+
+def test_n_bootstrap_and_seed_reach_log_scores(tracking_uri):
+    """``n_bootstrap`` and ``seed`` from the evaluator config are the ones recorded, and a bad
+    ``n_bootstrap`` is rejected by log_scores (strict) rather than silently ignored."""
+    X, y = _frame(seed=4)
+    data = pd.DataFrame({"label": y, "pred": (X["a"] > 1).astype(int), "score": X["a"]})
+    cfg = {"score_column": "score", "log_figures": False, "prevalences": [1e-2]}
+    with mlflow.start_run() as run:
+        mlflow.models.evaluate(
+            data=data,
+            targets="label",
+            predictions="pred",
+            model_type="classifier",
+            evaluators=["imbalance"],
+            evaluator_config={"imbalance": {**cfg, "n_bootstrap": 60, "seed": 11}},
+        )
+        boot = mi.list_counts(run.info.run_id)["test"]["headline"]["bootstrap"]
+        assert boot["n_boot"] == 60 and boot["seed"] == 11
+        mlflow.models.evaluate(
+            data=data,
+            targets="label",
+            predictions="pred",
+            model_type="classifier",
+            evaluators=["imbalance"],
+            evaluator_config={"imbalance": {**cfg, "name": "off", "n_bootstrap": 0}},
+        )
+        off = mi.list_counts(run.info.run_id)["off"]["headline"]
+        assert off["bootstrap"] is None and off["at_prevalence"][0]["ap"]["interval"] is None
+        with pytest.raises(ValueError, match="n_bootstrap"):
+            mlflow.models.evaluate(
+                data=data,
+                targets="label",
+                predictions="pred",
+                model_type="classifier",
+                evaluators=["imbalance"],
+                evaluator_config={"imbalance": {**cfg, "n_bootstrap": 3, "strict": True}},
+            )
