@@ -14,6 +14,8 @@ import numpy as np
 __all__ = [
     "as_1d_array",
     "binarize_labels",
+    "binarize_labels_with_classes",
+    "check_label_union",
     "check_prevalence",
     "check_scores",
     "check_weights",
@@ -100,12 +102,30 @@ def binarize_labels(
     Returns:
         Boolean array, True where the label is the positive class.
     """
+    return binarize_labels_with_classes(y_true, pos_label, name=name, require_both=require_both)[0]
+
+
+def binarize_labels_with_classes(
+    y_true: Any,
+    pos_label: Any = None,
+    *,
+    name: str = "y_true",
+    require_both: bool = True,
+) -> tuple[np.ndarray, list[Any]]:
+    """:func:`binarize_labels` plus the sorted distinct labels (at most two, Python values).
+
+    The distinct labels come from the same O(n) pass that checks the labels are binary, so a
+    caller combining batches (:class:`~mlflow_imbalance.counts.CountsAccumulator`) can check
+    them across batches with :func:`check_label_union` at no extra cost.
+    """
     y = as_1d_array(y_true, name)
     if y.size == 0:
         raise ValueError(f"{name} is empty: at least one positive and one negative are needed")
     if y.dtype == bool and (pos_label is None or _is_bool_like(pos_label)):
         # Bools are binary by construction: no need to look at the classes.
         is_pos = y if (pos_label is None or bool(pos_label)) else ~y
+        has_true = bool(y.any())
+        labels = [False, True] if has_true and not y.all() else [has_true]
     else:
         if y.dtype.kind == "f" and np.isnan(y).any():
             raise ValueError(f"{name} contains {int(np.isnan(y).sum())} NaN label(s)")
@@ -126,6 +146,7 @@ def binarize_labels(
         is_pos = y == pos_label
         if not isinstance(is_pos, np.ndarray):  # comparison of incompatible dtypes
             is_pos = np.zeros(y.shape, dtype=bool)
+        labels = classes.tolist()
     if require_both:
         n_pos = int(np.count_nonzero(is_pos))
         if n_pos == 0 or n_pos == y.size:
@@ -134,7 +155,60 @@ def binarize_labels(
                 f"{name} holds only one class ({y.size} labels, no {which} example): "
                 "ROC counts need both positives and negatives"
             )
-    return np.asarray(is_pos, dtype=bool)
+    return np.asarray(is_pos, dtype=bool), labels
+
+
+def check_label_union(
+    seen: Sequence[Any], batch: Sequence[Any], pos_label: Any = None, name: str = "y_true"
+) -> list[Any]:
+    """Distinct labels of earlier batches and of a new one, checked like their concatenation.
+
+    Raises when the union could not come from one binary label array, i.e. exactly when
+    :func:`binarize_labels` would reject the concatenated batches: a third label, labels whose
+    positive class the default rule cannot tell (e.g. ``{0, 1}`` then ``{-1, 1}`` make
+    ``{-1, 0, 1}``; ``{-1}`` then ``{0}`` make ``{-1, 0}``), or a ``pos_label`` that is not one
+    of two labels seen. Labels compare as Python values (``1 == 1.0 == True``).
+
+    Args:
+        seen: distinct labels of the earlier batches (at most two).
+        batch: distinct labels of the new batch (at most two).
+        pos_label: the fixed positive label, or None for the default rule.
+        name: argument name used in error messages.
+
+    Returns:
+        The union, in first-seen order (at most two values).
+    """
+    union = list(seen)
+    union += [v for v in batch if v not in union]
+    if len(union) == len(seen):
+        return union
+    shown_seen, shown_batch = [_plain(v) for v in seen], [_plain(v) for v in batch]
+    if len(union) > 2:
+        raise ValueError(
+            f"{name} must be binary across batches: this batch has labels {shown_batch!r} but "
+            f"earlier batches had {shown_seen!r}, {len(union)} distinct labels in all"
+        )
+    if pos_label is None and len(seen):
+        try:
+            _default_pos_label(np.asarray(union))
+        except ValueError:
+            raise ValueError(
+                f"{name}: this batch has labels {shown_batch!r} but earlier batches had "
+                f"{shown_seen!r}; together {[_plain(v) for v in union]!r} leave the positive "
+                "class ambiguous: pass pos_label (it can be omitted only for labels in {0, 1}, "
+                "{-1, 1} or {False, True})"
+            ) from None
+    elif pos_label is not None and len(union) == 2 and pos_label not in union:
+        raise ValueError(
+            f"pos_label={_plain(pos_label)!r} is not one of the labels in {name} across "
+            f"batches: {[_plain(v) for v in union]!r}"
+        )
+    return union
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds (plain ``repr`` in error messages)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def check_weights(sample_weight: Any, n: int, name: str = "sample_weight") -> np.ndarray | None:

@@ -41,6 +41,8 @@ import numpy as np
 from mlflow_imbalance._validation import (
     as_1d_array,
     binarize_labels,
+    binarize_labels_with_classes,
+    check_label_union,
     check_same_length,
     check_scores,
     check_weights,
@@ -977,12 +979,18 @@ class CountsAccumulator:
     of examples; :meth:`result` gives exactly ``RocCounts.from_scores`` of all batches
     concatenated.
 
+    Labels are checked across batches exactly as ``from_scores`` checks the concatenation: the
+    distinct labels seen so far (at most two) are kept, and a batch bringing a third label, or
+    one that leaves the positive class ambiguous under the default rule (``{-1}`` then
+    ``{0, 1}``), is rejected with a ValueError before it changes anything.
+
     Args:
         pos_label: the positive label, fixed for every batch (required for string labels).
     """
 
     def __init__(self, pos_label: Any = None) -> None:
         self.pos_label = pos_label
+        self._labels: list[Any] = []  # distinct labels of every batch so far (at most two)
         self._weighted: bool | None = None
         self._table: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -996,16 +1004,19 @@ class CountsAccumulator:
         check_same_length([y, s], ["y_true", "y_score"])
         if y.size == 0:
             return
-        is_pos = binarize_labels(y, self.pos_label, name="y_true", require_both=False)
+        is_pos, batch_labels = binarize_labels_with_classes(
+            y, self.pos_label, name="y_true", require_both=False
+        )
+        labels = check_label_union(self._labels, batch_labels, self.pos_label, name="y_true")
         w = check_weights(sample_weight, y.size)
         weighted = w is not None
-        if self._weighted is None:
-            self._weighted = weighted
-        elif self._weighted != weighted:
+        if self._weighted is not None and self._weighted != weighted:
             raise ValueError(
                 "sample_weight must be given for every batch or for none "
                 f"(this batch: {'given' if weighted else 'missing'})"
             )
+        self._weighted = weighted
+        self._labels = labels
         self._pending.append(_full_tables(is_pos, s, w))
         self._pending_size += self._pending[-1][0].size
         self.n_seen += int(y.size)

@@ -398,3 +398,60 @@ def test_float32_if_exact():
     ):
         out = counts_mod._float32_if_exact(bad)
         assert out is bad and out.dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    ("batches", "pos_label", "pattern"),
+    [
+        # -1 and 0 would both count as negatives: from_scores rejects the concatenation
+        ([[-1, -1], [0, 1]], None, r"y_true must be binary across batches.*\[0, 1\].*\[-1\]"),
+        ([[0, 1], [-1, 1]], None, r"y_true must be binary across batches.*\[-1, 1\].*\[0, 1\]"),
+        ([[-1, -1], [0, 0]], None, r"y_true: .*\[0\].*\[-1\].*ambiguous: pass pos_label"),
+        ([["a", "a"], ["b", "c"]], "b", r"y_true must be binary across batches.*'c'"),
+        ([["a"], ["b"]], "c", r"pos_label='c' is not one of the labels in y_true.*'a', 'b'"),
+        ([np.array([-1, -1], np.int64), np.array([0, 0], np.int64)], None, r"\[0\].*\[-1\]"),
+    ],
+)
+def test_accumulator_checks_labels_across_batches(batches, pos_label, pattern):
+    scores = [[0.1, 0.2], [0.3, 0.4]]
+    concatenated = np.concatenate([np.asarray(b) for b in batches])
+    with pytest.raises(ValueError):  # the same data in one piece is refused too
+        RocCounts.from_scores(
+            concatenated, np.concatenate(scores)[: concatenated.size], pos_label=pos_label
+        )
+    acc = CountsAccumulator(pos_label=pos_label)
+    acc.update(batches[0], scores[0][: len(batches[0])])
+    before = (acc.n_seen, list(acc._labels))
+    with pytest.raises(ValueError, match=pattern) as err:
+        acc.update(batches[1], scores[1][: len(batches[1])])
+    assert "np.int64" not in str(err.value) and "np.str_" not in str(err.value)
+    assert (acc.n_seen, acc._labels) == before  # the rejected batch changed nothing
+
+
+@pytest.mark.parametrize(
+    ("batches", "pos_label"),
+    [
+        ([[-1, -1], [1], [-1, 1]], None),
+        ([[1, 1], [0]], None),
+        ([[True], [0, 1]], None),  # True == 1: one label set {0, 1}
+        ([[0.0], [1, 0]], None),
+        (["b", "a", "a"], "b"),
+        ([["x"], ["x"]], "y"),  # pos_label never seen yet: allowed until a second label comes
+    ],
+)
+def test_accumulator_accepts_what_concatenation_accepts(batches, pos_label):
+    acc = CountsAccumulator(pos_label=pos_label)
+    rng = np.random.default_rng(1)
+    all_s = []
+    for b in batches:
+        b = [b] if isinstance(b, str) else b
+        s = rng.random(len(b))
+        all_s.append(s)
+        acc.update(b, s)
+    labels = np.concatenate([np.asarray([b] if isinstance(b, str) else b) for b in batches])
+    is_pos = labels == (1 if pos_label is None else pos_label)
+    if is_pos.all() or not is_pos.any():
+        with pytest.raises(ValueError, match=r"no (positive|negative) example"):
+            acc.result()
+    else:
+        assert acc.result() == RocCounts.from_scores(is_pos, np.concatenate(all_s))
