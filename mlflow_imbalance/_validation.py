@@ -15,10 +15,13 @@ __all__ = [
     "as_1d_array",
     "binarize_labels",
     "binarize_labels_with_classes",
+    "check_cost",
     "check_label_union",
+    "check_max_fpr",
     "check_prevalence",
     "check_scores",
     "check_weights",
+    "plain",
 ]
 
 
@@ -141,7 +144,8 @@ def binarize_labels_with_classes(
             pos_label = _default_pos_label(classes)
         elif not np.any(classes == pos_label) and classes.size == 2:
             raise ValueError(
-                f"pos_label={pos_label!r} is not one of the labels in {name}: {classes.tolist()!r}"
+                f"pos_label={plain(pos_label)!r} is not one of the labels in {name}: "
+                f"{classes.tolist()!r}"
             )
         is_pos = y == pos_label
         if not isinstance(is_pos, np.ndarray):  # comparison of incompatible dtypes
@@ -182,7 +186,7 @@ def check_label_union(
     union += [v for v in batch if v not in union]
     if len(union) == len(seen):
         return union
-    shown_seen, shown_batch = [_plain(v) for v in seen], [_plain(v) for v in batch]
+    shown_seen, shown_batch = [plain(v) for v in seen], [plain(v) for v in batch]
     if len(union) > 2:
         raise ValueError(
             f"{name} must be binary across batches: this batch has labels {shown_batch!r} but "
@@ -194,20 +198,23 @@ def check_label_union(
         except ValueError:
             raise ValueError(
                 f"{name}: this batch has labels {shown_batch!r} but earlier batches had "
-                f"{shown_seen!r}; together {[_plain(v) for v in union]!r} leave the positive "
+                f"{shown_seen!r}; together {[plain(v) for v in union]!r} leave the positive "
                 "class ambiguous: pass pos_label (it can be omitted only for labels in {0, 1}, "
                 "{-1, 1} or {False, True})"
             ) from None
     elif pos_label is not None and len(union) == 2 and pos_label not in union:
         raise ValueError(
-            f"pos_label={_plain(pos_label)!r} is not one of the labels in {name} across "
-            f"batches: {[_plain(v) for v in union]!r}"
+            f"pos_label={plain(pos_label)!r} is not one of the labels in {name} across "
+            f"batches: {[plain(v) for v in union]!r}"
         )
     return union
 
 
-def _plain(value: Any) -> Any:
-    """A numpy scalar as the Python value it holds (plain ``repr`` in error messages)."""
+def plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds; anything else unchanged.
+
+    So that ``repr`` in error messages reads ``2.5``, not ``np.float64(2.5)``.
+    """
     return value.item() if isinstance(value, np.generic) else value
 
 
@@ -249,3 +256,31 @@ def check_same_length(arrays: Sequence[np.ndarray], names: Sequence[str]) -> Non
     if len(set(sizes)) > 1:
         desc = ", ".join(f"{n} has {s}" for n, s in zip(names, sizes, strict=True))
         raise ValueError(f"length mismatch: {desc}")
+
+
+def check_cost(value: Any, name: str, *, allow_zero: bool = False) -> float:
+    """Validate a misclassification cost: a finite number, > 0 (>= 0 with ``allow_zero``).
+
+    Prevalence-aware costs (:mod:`mlflow_imbalance.metrics`) divide by a cost-weighted mix of
+    the two costs, so they need both positive; rate-only costs (the synthetic evaluation) may
+    switch one kind of error off with a zero.
+    """
+    want = "a non-negative finite number" if allow_zero else "positive and finite"
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be {want}, got {plain(value)!r}") from None
+    if not (np.isfinite(v) and (v >= 0 if allow_zero else v > 0)):
+        raise ValueError(f"{name} must be {want}, got {plain(value)!r}")
+    return v
+
+
+def check_max_fpr(max_fpr: Any, name: str = "max_fpr") -> float:
+    """Validate a false-positive-rate limit: a number in (0, 1]."""
+    try:
+        m = float(max_fpr)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, 1], got {plain(max_fpr)!r}") from None
+    if not (0.0 < m <= 1.0):
+        raise ValueError(f"{name} must be in (0, 1], got {plain(max_fpr)!r}")
+    return m

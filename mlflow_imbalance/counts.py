@@ -46,6 +46,7 @@ from mlflow_imbalance._validation import (
     check_same_length,
     check_scores,
     check_weights,
+    plain,
 )
 
 logger = logging.getLogger(__name__)
@@ -643,17 +644,19 @@ class RocCounts:
         n_pos_v = float(n_pos) if weighted else int(n_pos)
         n_neg_v = float(n_neg) if weighted else int(n_neg)
         if not weighted and (n_pos_v != n_pos or n_neg_v != n_neg):
-            raise ValueError(f"n_pos and n_neg must be integers, got {n_pos!r} and {n_neg!r}")
+            raise ValueError(
+                f"n_pos and n_neg must be integers, got {plain(n_pos)!r} and {plain(n_neg)!r}"
+            )
         for name, total, arr in (("n_pos", n_pos_v, tp_arr), ("n_neg", n_neg_v, fp_arr)):
             if not np.isfinite(total) or total <= 0:
-                raise ValueError(f"{name} must be positive, got {total!r}")
+                raise ValueError(f"{name} must be positive, got {plain(total)!r}")
             tol = 1e-9 * total if weighted else 0
             if arr[-1] > total + tol:
                 key = "tp" if name == "n_pos" else "fp"
-                raise ValueError(f"{key}[-1]={arr[-1].item()!r} exceeds {name}={total!r}")
+                raise ValueError(f"{key}[-1]={arr[-1].item()!r} exceeds {name}={plain(total)!r}")
         for name, err in (("max_tpr_error", max_tpr_error), ("max_fpr_error", max_fpr_error)):
             if not (0.0 <= float(err) <= 1.0):
-                raise ValueError(f"{name} must lie in [0, 1], got {err!r}")
+                raise ValueError(f"{name} must lie in [0, 1], got {plain(err)!r}")
         thr.flags.writeable = False
         tp_arr.flags.writeable = False
         fp_arr.flags.writeable = False
@@ -813,7 +816,7 @@ class RocCounts:
             New counts (the same object's data when it already fits).
         """
         if int(max_points) != max_points or max_points < 2:
-            raise ValueError(f"max_points must be an integer >= 2, got {max_points!r}")
+            raise ValueError(f"max_points must be an integer >= 2, got {plain(max_points)!r}")
         max_points = int(max_points)
         if self.n_thresholds <= max_points:
             return self

@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlflow_imbalance._validation import check_prevalence
+from mlflow_imbalance._validation import check_cost, check_max_fpr, check_prevalence, plain
 from mlflow_imbalance.counts import RocCounts
 
 logger = logging.getLogger(__name__)
@@ -165,26 +165,6 @@ def _prevalences(c: RocCounts | None, prevalence: Any, name: str = "prevalence")
     if eta.ndim > 1:
         raise ValueError(f"{name} must be a scalar or a 1-d array, got shape {eta.shape}")
     return eta
-
-
-def _check_cost(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}") from None
-    if not (np.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return v
-
-
-def _check_max_fpr(max_fpr: Any) -> float:
-    try:
-        m = float(max_fpr)
-    except (TypeError, ValueError):
-        raise ValueError(f"max_fpr must be a number in (0, 1], got {max_fpr!r}") from None
-    if not (0.0 < m <= 1.0):
-        raise ValueError(f"max_fpr must lie in (0, 1], got {max_fpr!r}")
-    return m
 
 
 def _rows(eta: np.ndarray) -> np.ndarray:
@@ -448,7 +428,9 @@ def pr_curve(
         return c.tpr.copy(), _finish(_ppv(c.tpr, c.fpr, rows), eta)
     n = int(points_per_segment)
     if n != points_per_segment or n < 1:
-        raise ValueError(f"points_per_segment must be an integer >= 1, got {points_per_segment!r}")
+        raise ValueError(
+            f"points_per_segment must be an integer >= 1, got {plain(points_per_segment)!r}"
+        )
     x = np.concatenate(([0.0], c.fpr))
     y = np.concatenate(([0.0], c.tpr))
     frac = np.arange(1, n + 1) / n  # the segment end included, its start excluded
@@ -505,7 +487,7 @@ def partial_auc(c: RocCounts, max_fpr: float, standardized: bool = False) -> flo
     Returns:
         The (raw or standardized) partial area.
     """
-    m = _check_max_fpr(max_fpr)
+    m = check_max_fpr(max_fpr)
     f, t, _ = roc_curve(c)
     f0, f1_, t0, t1 = f[:-1], f[1:], t[:-1], t[1:]
     active = f0 < m
@@ -539,7 +521,7 @@ def tpr_at_fpr(c: RocCounts, max_fpr: float, hull: bool = False) -> OperatingPoi
     Returns:
         :class:`OperatingPoint` ``(threshold, tpr, fpr, ...)``.
     """
-    m = _check_max_fpr(max_fpr)
+    m = check_max_fpr(max_fpr)
     if hull:
         h = convex_hull(c)
         j = int(np.searchsorted(h.fpr, m, side="right")) - 1
@@ -729,7 +711,7 @@ def expected_cost(
         Array ``(K,)`` for scalar η, ``(M, K)`` for ``M`` prevalences.
     """
     c = _check_counts(c)
-    cfp, cfn = _check_cost(cost_fp, "cost_fp"), _check_cost(cost_fn, "cost_fn")
+    cfp, cfn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
     eta = _prevalences(c, prevalence)
     r = _rows(eta)
     return _finish(c.fpr * (1.0 - r) * cfp + (1.0 - c.tpr) * r * cfn, eta)
@@ -747,7 +729,7 @@ def normalized_expected_cost(
         Array ``(K,)`` for scalar η, ``(M, K)`` for ``M`` prevalences, values in [0, 1].
     """
     c = _check_counts(c)
-    cfp, cfn = _check_cost(cost_fp, "cost_fp"), _check_cost(cost_fn, "cost_fn")
+    cfp, cfn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
     eta = _prevalences(c, prevalence)
     r = _rows(eta)
     pc = r * cfn / (r * cfn + (1.0 - r) * cfp)
@@ -756,7 +738,7 @@ def normalized_expected_cost(
 
 def probability_cost(prevalence: Any, cost_fp: float = 1.0, cost_fn: float = 1.0) -> Any:
     """Drummond–Holte probability cost ``PC(+) = η·C_FN / (η·C_FN + (1 − η)·C_FP)``."""
-    cfp, cfn = _check_cost(cost_fp, "cost_fp"), _check_cost(cost_fn, "cost_fn")
+    cfp, cfn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
     eta = _prevalences(None, prevalence)
     out = eta * cfn / (eta * cfn + (1.0 - eta) * cfp)
     return float(out) if out.ndim == 0 else out
@@ -764,7 +746,7 @@ def probability_cost(prevalence: Any, cost_fp: float = 1.0, cost_fn: float = 1.0
 
 def prevalence_from_probability_cost(pc: Any, cost_fp: float = 1.0, cost_fn: float = 1.0) -> Any:
     """Inverse of :func:`probability_cost`: ``η = PC·C_FP / (PC·C_FP + (1 − PC)·C_FN)``."""
-    cfp, cfn = _check_cost(cost_fp, "cost_fp"), _check_cost(cost_fn, "cost_fn")
+    cfp, cfn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
     p = _prevalences(None, pc, "pc")
     out = p * cfp / (p * cfp + (1.0 - p) * cfn)
     return float(out) if out.ndim == 0 else out
@@ -779,7 +761,7 @@ def iso_performance_slope(prevalence: Any, cost_fp: float = 1.0, cost_fn: float 
     Returns:
         Float for scalar η, array for an array of prevalences.
     """
-    cfp, cfn = _check_cost(cost_fp, "cost_fp"), _check_cost(cost_fn, "cost_fn")
+    cfp, cfn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
     eta = _prevalences(None, prevalence)
     out = (1.0 - eta) / eta * (cfp / cfn)
     return float(out) if out.ndim == 0 else out
@@ -788,7 +770,7 @@ def iso_performance_slope(prevalence: Any, cost_fp: float = 1.0, cost_fn: float 
 def _as_range(value: Any, name: str, check: Any) -> tuple[float, float]:
     arr = np.atleast_1d(np.asarray(value, dtype=np.float64))
     if arr.ndim != 1 or arr.size not in (1, 2):
-        raise ValueError(f"{name} must be a number or a (low, high) pair, got {value!r}")
+        raise ValueError(f"{name} must be a number or a (low, high) pair, got {plain(value)!r}")
     lo, hi = float(arr.min()), float(arr.max())
     check(lo)
     check(hi)
@@ -805,8 +787,8 @@ def slope_range(prevalence: Any, cost_fp: Any = 1.0, cost_fn: Any = 1.0) -> tupl
         ``(min_slope, max_slope)``.
     """
     e_lo, e_hi = _as_range(prevalence, "prevalence", lambda v: check_prevalence(v, "prevalence"))
-    p_lo, p_hi = _as_range(cost_fp, "cost_fp", lambda v: _check_cost(v, "cost_fp"))
-    n_lo, n_hi = _as_range(cost_fn, "cost_fn", lambda v: _check_cost(v, "cost_fn"))
+    p_lo, p_hi = _as_range(cost_fp, "cost_fp", lambda v: check_cost(v, "cost_fp"))
+    n_lo, n_hi = _as_range(cost_fn, "cost_fn", lambda v: check_cost(v, "cost_fn"))
     return (
         float(iso_performance_slope(e_hi, p_lo, n_hi)),
         float(iso_performance_slope(e_lo, p_hi, n_lo)),
@@ -829,7 +811,7 @@ def optimal_operating_point(
         floats for scalar η and ``(M,)`` arrays for ``M`` prevalences.
     """
     c = _check_counts(c)
-    cfp, cfn = _check_cost(cost_fp, "cost_fp"), _check_cost(cost_fn, "cost_fn")
+    cfp, cfn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
     eta = _prevalences(c, prevalence)
     h = convex_hull(c)
     r = _rows(eta)
@@ -868,10 +850,10 @@ def cost_curve(
         :class:`CostCurve` ``(pc, costs, envelope)``.
     """
     c = _check_counts(c)
-    cfp, cfn = _check_cost(cost_fp, "cost_fp"), _check_cost(cost_fn, "cost_fn")
+    cfp, cfn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
     if prevalences is None:
         if int(num) != num or num < 2:
-            raise ValueError(f"num must be an integer >= 2, got {num!r}")
+            raise ValueError(f"num must be an integer >= 2, got {plain(num)!r}")
         pc = np.linspace(0.0, 1.0, int(num))
     else:
         pc = np.atleast_1d(probability_cost(prevalences, cfp, cfn))
@@ -930,7 +912,9 @@ def broc_curve(
     eta = _prevalences(c, prevalence)
     n = int(points_per_segment)
     if n != points_per_segment or n < 1:
-        raise ValueError(f"points_per_segment must be an integer >= 1, got {points_per_segment!r}")
+        raise ValueError(
+            f"points_per_segment must be an integer >= 1, got {plain(points_per_segment)!r}"
+        )
     h = convex_hull(c)
     frac = np.arange(1, n + 1) / n
     xs = (h.fpr[:-1, None] + np.diff(h.fpr)[:, None] * frac).reshape(-1)
@@ -974,11 +958,11 @@ def p3_curve(tpr: Any, fpr: Any, prevalences: Any) -> Any:
 def default_prevalence_grid(num: int = 200, low: float = 1e-6, high: float = 0.5) -> np.ndarray:
     """Log-spaced prevalence grid from ``low`` to ``high`` (inclusive), ``num`` points."""
     if int(num) != num or num < 1:
-        raise ValueError(f"num must be an integer >= 1, got {num!r}")
+        raise ValueError(f"num must be an integer >= 1, got {plain(num)!r}")
     lo = float(check_prevalence(low, "low"))
     hi = float(check_prevalence(high, "high"))
     if lo > hi:
-        raise ValueError(f"low must not exceed high, got low={low!r} and high={high!r}")
+        raise ValueError(f"low must not exceed high, got low={lo!r} and high={hi!r}")
     return np.geomspace(lo, hi, int(num))
 
 

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mlflow_imbalance import metrics
-from mlflow_imbalance._validation import check_prevalence
+from mlflow_imbalance._validation import check_cost, check_prevalence, plain
 from mlflow_imbalance.counts import RocCounts
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -147,7 +147,7 @@ def new_axes(
     from matplotlib.figure import Figure
 
     if ncols < 1:
-        raise ValueError(f"ncols must be at least 1, got {ncols!r}")
+        raise ValueError(f"ncols must be at least 1, got {plain(ncols)!r}")
     if layout not in ("constrained", "fixed"):
         raise ValueError(f"layout must be 'constrained' or 'fixed', got {layout!r}")
     with _style():
@@ -817,7 +817,8 @@ def plot_p3(
     points: dict[str, tuple[float, float, str]] = {}
     for name, value in operating_points.items():
         if not isinstance(value, (tuple, list)) or len(value) != 3:
-            raise ValueError(f"operating_points[{name!r}] must be (tpr, fpr, label): {value!r}")
+            shown = [plain(v) for v in value] if isinstance(value, (tuple, list)) else value
+            raise ValueError(f"operating_points[{name!r}] must be (tpr, fpr, label): {shown!r}")
         tpr, fpr, label = float(value[0]), float(value[1]), str(value[2])
         for arg, v in (("tpr", tpr), ("fpr", fpr)):
             if not 0.0 <= v <= 1.0:
@@ -1100,9 +1101,7 @@ def plot_cost_curve(
     from matplotlib.collections import LineCollection
 
     counts = _as_counts_mapping(counts_by_name)
-    for arg, v in (("cost_fp", cost_fp), ("cost_fn", cost_fn)):
-        if not (np.isfinite(v) and v > 0):
-            raise ValueError(f"{arg} must be positive and finite, got {v!r}")
+    cost_fp, cost_fn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
     names = list(counts)
     styles = _run_styles(names)
     data = {n: metrics.cost_curve(c, cost_fp, cost_fn, num=num) for n, c in counts.items()}
@@ -1206,7 +1205,7 @@ def plot_sample_size(
     if not isinstance(widths_by_name, Mapping) or not widths_by_name:
         raise ValueError("widths_by_name must be a non-empty mapping name -> (fpr, width)")
     if not (np.isfinite(tolerance) and tolerance > 0):
-        raise ValueError(f"tolerance must be positive, got {tolerance!r}")
+        raise ValueError(f"tolerance must be positive, got {plain(tolerance)!r}")
     data = {}
     for name, value in widths_by_name.items():
         if not isinstance(value, (tuple, list)) or len(value) != 2:

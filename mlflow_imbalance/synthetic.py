@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from mlflow_imbalance._validation import check_cost, check_max_fpr, plain
 from mlflow_imbalance.counts import RocCounts
 
 logger = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ def _as_matrix(X: Any, name: str, *, allow_empty: bool = False) -> tuple[np.ndar
         n_nan = int(np.isnan(arr).sum())
         raise ValueError(
             f"{name} must be finite: {n_nan} NaN and {int((~finite).sum()) - n_nan} infinite "
-            f"value(s), the first at row {row}, column {col} ({arr[row, col]!r})"
+            f"value(s), the first at row {row}, column {col} ({plain(arr[row, col])!r})"
         )
     return np.ascontiguousarray(arr), columns, index
 
@@ -160,7 +161,7 @@ def _check_directions(directions: Any, k: int, names: Sequence[str]) -> list[tup
         if signs is None:
             raise ValueError(
                 f"directions must be 'both', 'up' or 'down' (or one per feature): feature "
-                f"{names[i]!r} has {value!r}"
+                f"{names[i]!r} has {plain(value)!r}"
             )
         out.append(signs)
     return out
@@ -188,10 +189,10 @@ def _check_feature_weights(weights: Any, k: int, names: Sequence[str]) -> np.nda
 
 def _check_positive_int(value: Any, name: str, *, upper: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        raise ValueError(f"{name} must be a positive integer, got {plain(value)!r}")
     if value < 1 or (upper is not None and value > upper):
         limit = f" and at most {upper}" if upper is not None else ""
-        raise ValueError(f"{name} must be at least 1{limit}, got {value!r}")
+        raise ValueError(f"{name} must be at least 1{limit}, got {plain(value)!r}")
     return int(value)
 
 
@@ -824,16 +825,6 @@ class SyntheticEvaluation:
         return logged
 
 
-def _check_cost(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a non-negative number, got {value!r}") from None
-    if not (math.isfinite(v) and v >= 0):
-        raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
-    return v
-
-
 def _score(score_fn: Callable[[Any], Any], data: Any, n: int, what: str) -> np.ndarray:
     out = np.asarray(score_fn(data))
     if out.ndim == 2 and 1 in out.shape:
@@ -926,14 +917,9 @@ def evaluate_without_positives(
     """
     if not callable(score_fn):
         raise ValueError(f"score_fn must be callable, got {type(score_fn).__name__}")
-    c_n = _check_cost(cost_fn, "cost_fn")
-    c_p = _check_cost(cost_fp, "cost_fp")
-    try:
-        region = float(max_fpr)
-    except (TypeError, ValueError):
-        raise ValueError(f"max_fpr must be a number in (0, 1], got {max_fpr!r}") from None
-    if not 0 < region <= 1:
-        raise ValueError(f"max_fpr must be in (0, 1], got {max_fpr!r}")
+    c_n = check_cost(cost_fn, "cost_fn", allow_zero=True)
+    c_p = check_cost(cost_fp, "cost_fp", allow_zero=True)
+    region = check_max_fpr(max_fpr)
     batch_size = _check_positive_int(batch_size, "batch_size")
     syn = synthesize_positives(
         X_validation,

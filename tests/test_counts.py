@@ -455,3 +455,12 @@ def test_accumulator_accepts_what_concatenation_accepts(batches, pos_label):
             acc.result()
     else:
         assert acc.result() == RocCounts.from_scores(is_pos, np.concatenate(all_s))
+
+
+def test_error_messages_show_numpy_scalars_as_plain_numbers():
+    with pytest.raises(ValueError, match=r"n_pos and n_neg must be integers, got 2\.5 and 1\b"):
+        RocCounts([0.5], [1], [1], np.float64(2.5), np.int64(1))
+    with pytest.raises(ValueError, match=r"max_points must be an integer >= 2, got 2\.5$"):
+        RocCounts.from_scores([0, 1, 0, 1], [0.1, 0.2, 0.3, 0.4]).reduce(np.float64(2.5))
+    with pytest.raises(ValueError, match=r"pos_label=5 is not one of the labels in y_true"):
+        RocCounts.from_scores([0, 1], [0.1, 0.2], pos_label=np.int64(5))

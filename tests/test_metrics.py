@@ -695,3 +695,17 @@ def test_zero_weight_examples_change_nothing():
         assert m.max_f1(b, eta) == pytest.approx(m.max_f1(a, eta), rel=1e-13)
     assert m.roc_auc(b) == pytest.approx(m.roc_auc(a), rel=1e-13)
     np.testing.assert_allclose(m.convex_hull(b).tpr, m.convex_hull(a).tpr, rtol=1e-13)
+
+
+def test_shared_argument_checks_and_plain_numbers_in_messages():
+    c = RocCounts.from_scores([0, 1, 0, 1], [0.1, 0.4, 0.35, 0.8])
+    with pytest.raises(ValueError, match=r"cost_fp must be positive and finite, got -1\.0$"):
+        m.expected_cost(c, 0.1, cost_fp=np.float64(-1))
+    with pytest.raises(ValueError, match=r"cost_fn must be positive and finite, got 0$"):
+        m.normalized_expected_cost(c, 0.1, cost_fn=0)  # zero cost: PC(+) undefined
+    with pytest.raises(ValueError, match=r"max_fpr must be in \(0, 1\], got 1\.5$"):
+        m.partial_auc(c, np.float64(1.5))
+    with pytest.raises(ValueError, match=r"got low=0\.3 and high=0\.1$"):
+        m.default_prevalence_grid(low=np.float64(0.3), high=np.float64(0.1))
+    with pytest.raises(ValueError, match=r"num must be an integer >= 1, got 1\.5$"):
+        m.default_prevalence_grid(num=np.float64(1.5))

@@ -369,6 +369,10 @@ def test_label_rules_and_weights_errors(spark):
         roc_counts_from_spark(df.limit(0), "lab", "s", pos_label="x")
     with pytest.raises(ValueError, match="max_points must be an integer >= 2"):
         roc_counts_from_spark(df, "lab", "s", pos_label="x", max_points=1)
+    with pytest.raises(ValueError, match=r"max_points must be an integer >= 2 or None, got 2\.5$"):
+        roc_counts_from_spark(df, "lab", "s", pos_label="x", max_points=np.float64(2.5))
+    with pytest.raises(ValueError, match=r"num_partitions must be .* got 0$"):
+        _roc_counts_from_spark(df, "lab", "s", pos_label="x", num_partitions=np.int64(0))
 
 
 # ---------------------------------------------------------------------------- MLflow

@@ -447,3 +447,21 @@ def test_log_marks_the_sets_as_synthesized(tracking_uri):
     assert summary["extra"]["synthetic_feature"] == "temp"
     metrics = mlflow.get_run(run_id).data.metrics
     assert metrics[tracking.metric_key("synthetic_all", "synthetic_cost")] == pytest.approx(ev.cost)
+
+
+def test_cost_checks_shared_with_metrics_and_plain_numbers_in_messages():
+    X = np.linspace(0, 1, 5)[:, None]
+    flat = evaluate_without_positives(lambda Z: np.zeros(len(Z)), X, [2.0], cost_fp=0.0)
+    assert flat.cost == 0.0  # a zero cost is allowed here (rates only), unlike in metrics
+    with pytest.raises(
+        ValueError, match=r"cost_fp must be a non-negative finite number, got -2\.0$"
+    ):
+        evaluate_without_positives(lambda Z: np.zeros(len(Z)), X, [1.0], cost_fp=np.float64(-2))
+    with pytest.raises(ValueError, match=r"max_fpr must be in \(0, 1\], got 1\.5$"):
+        evaluate_without_positives(lambda Z: np.zeros(len(Z)), X, [1.0], max_fpr=np.float64(1.5))
+    with pytest.raises(ValueError, match=r"batch_size must be at least 1, got 0$"):
+        evaluate_without_positives(lambda Z: np.zeros(len(Z)), X, [1.0], batch_size=np.int64(0))
+    bad = X.copy()
+    bad[2, 0] = np.nan
+    with pytest.raises(ValueError, match=r"the first at row 2, column 0 \(nan\)$"):
+        evaluate_without_positives(lambda Z: np.zeros(len(Z)), bad, [1.0])

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mlflow_imbalance._validation import _default_pos_label
+from mlflow_imbalance._validation import _default_pos_label, plain
 from mlflow_imbalance.counts import RocCounts
 
 try:
@@ -71,6 +71,9 @@ __all__ = ["log_scores_from_spark", "roc_counts_from_spark"]
 
 _KIND_POINT = 0
 _KIND_TOTAL = 1
+#: Relative error of ``percentile_approx`` for the bucket cuts of the bounded mode (its
+#: accuracy is raised to at least 20 per quantile).
+_QUANTILE_RELATIVE_ERROR = 1e-4
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -577,40 +580,6 @@ def _bounded(
 
 
 # ---------------------------------------------------------------------------- public API
-def _roc_counts_from_spark(
-    df: DataFrame,
-    label_col: str,
-    score_col: str,
-    *,
-    pos_label: Any = None,
-    weight_col: str | None = None,
-    max_points: int | None = None,
-    num_partitions: int | None = None,
-    relative_error: float = 1e-4,
-) -> tuple[RocCounts, dict[str, int]]:
-    """:func:`roc_counts_from_spark` plus diagnostics (rows the driver received, partitions)."""
-    if max_points is not None and (int(max_points) != max_points or max_points < 2):
-        raise ValueError(f"max_points must be an integer >= 2 or None, got {max_points!r}")
-    if num_partitions is not None and (int(num_partitions) != num_partitions or num_partitions < 1):
-        raise ValueError(
-            f"num_partitions must be a positive integer or None, got {num_partitions!r}"
-        )
-    if not (0.0 < relative_error < 1.0):
-        raise ValueError(f"relative_error must lie in (0, 1), got {relative_error!r}")
-    plan = _validate(df, label_col, score_col, weight_col, pos_label)
-    rows = _class_columns(df, plan, score_col, weight_col)
-    if max_points is None:
-        counts, info = _exact(rows, plan.weighted, num_partitions)
-    else:
-        if plan.weighted:  # the class of zero-weight rows, for the per-class quantiles
-            rows = _class_columns(df, plan, score_col, weight_col, with_class=True)
-        counts, info = _bounded(
-            rows, plan.weighted, int(max_points), num_partitions, relative_error
-        )
-    logger.debug("roc_counts_from_spark: %s; driver received %s", counts, info)
-    return counts, info
-
-
 def roc_counts_from_spark(
     df: DataFrame,
     label_col: str,
@@ -620,6 +589,7 @@ def roc_counts_from_spark(
     weight_col: str | None = None,
     max_points: int | None = None,
     num_partitions: int | None = None,
+    _info: dict[str, int] | None = None,
 ) -> RocCounts:
     """Exact ROC counts of a Spark DataFrame, computed in Spark.
 
@@ -651,6 +621,7 @@ def roc_counts_from_spark(
             scores have few ties).
         num_partitions: number of score ranges of the distinct-score table (default: Spark's
             choice, ``spark.sql.shuffle.partitions`` possibly coalesced by adaptive execution).
+        _info: internal; filled with the driver-side diagnostics when given.
 
     Returns:
         The counts (``compressed=True``; int64 counts, float64 when weighted).
@@ -660,15 +631,38 @@ def roc_counts_from_spark(
             labels, more than two labels, one class only, null/negative/non-finite weights,
             positives or negatives of total weight zero; the message names the column.
     """
-    return _roc_counts_from_spark(
-        df,
-        label_col,
-        score_col,
-        pos_label=pos_label,
-        weight_col=weight_col,
-        max_points=max_points,
-        num_partitions=num_partitions,
-    )[0]
+    if max_points is not None and (int(max_points) != max_points or max_points < 2):
+        raise ValueError(f"max_points must be an integer >= 2 or None, got {plain(max_points)!r}")
+    if num_partitions is not None and (int(num_partitions) != num_partitions or num_partitions < 1):
+        raise ValueError(
+            f"num_partitions must be a positive integer or None, got {plain(num_partitions)!r}"
+        )
+    plan = _validate(df, label_col, score_col, weight_col, pos_label)
+    rows = _class_columns(df, plan, score_col, weight_col)
+    if max_points is None:
+        counts, info = _exact(rows, plan.weighted, num_partitions)
+    else:
+        if plan.weighted:  # the class of zero-weight rows, for the per-class quantiles
+            rows = _class_columns(df, plan, score_col, weight_col, with_class=True)
+        counts, info = _bounded(
+            rows, plan.weighted, int(max_points), num_partitions, _QUANTILE_RELATIVE_ERROR
+        )
+    logger.debug("roc_counts_from_spark: %s; driver received %s", counts, info)
+    if _info is not None:
+        _info.update(info)
+    return counts
+
+
+def _roc_counts_from_spark(
+    df: DataFrame, label_col: str, score_col: str, **options: Any
+) -> tuple[RocCounts, dict[str, int]]:
+    """:func:`roc_counts_from_spark` (same arguments) plus its diagnostics.
+
+    The diagnostics: rows the driver received, score ranges cumulated separately (partitions)
+    and the mode (0 exact, 1 quantile buckets); used by the tests and benchmarks.
+    """
+    info: dict[str, int] = {}
+    return roc_counts_from_spark(df, label_col, score_col, **options, _info=info), info
 
 
 def log_scores_from_spark(
