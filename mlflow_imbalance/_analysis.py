@@ -66,32 +66,12 @@ class _Stage:
 def draw_counts(c: RocCounts, max_points: int = DRAW_POINTS) -> RocCounts:
     """Counts thinned for drawing only (numbers in tables always use the full counts).
 
-    Keeps the last point of each bin of ``TPR + FPR`` (linear axes), of ``log10 FPR`` (the
-    log-FPR ROC and low-η PR curves) and of ``TPR``, so the drawn curve moves less than about
-    ``1/max_points`` of an axis between kept points on every figure. Any subset of thresholds
-    of cumulative counts is itself valid counts.
+    :func:`uncertainty.thin_for_bootstrap` at ``max_points`` bins per axis (``TPR + FPR`` for
+    linear axes, ``log10 FPR`` for the log-FPR ROC and low-η PR curves, ``TPR``), so the drawn
+    curve moves less than about ``1/max_points`` of an axis between kept points on every
+    figure; the bootstrap uses the same thinning at :data:`BOOT_POINTS`.
     """
-    k = c.n_thresholds
-    if k <= 3 * max_points:
-        return c
-    tpr, fpr = c.tpr, c.fpr
-    fmin = 1.0 / max(float(c.n_neg), 1.0)
-    with np.errstate(divide="ignore"):
-        lf = np.log10(np.maximum(fpr, fmin * 0.5))
-    keep = np.zeros(k, dtype=bool)
-    for values, lo, hi in ((tpr + fpr, 0.0, 2.0), (lf, math.log10(fmin * 0.5), 0.0), (tpr, 0, 1)):
-        b = np.floor((values - lo) / ((hi - lo) / max_points)).astype(np.int64)
-        keep[:-1] |= b[1:] != b[:-1]
-    keep[-1] = True
-    return RocCounts(
-        c.thresholds[keep],
-        c.tp[keep],
-        c.fp[keep],
-        c.n_pos,
-        c.n_neg,
-        compressed=True,
-        weighted=c.weighted,
-    )
+    return uncertainty.thin_for_bootstrap(c, max_points).counts
 
 
 def _f1_box(c: RocCounts, threshold: float, eta: float, conf: float) -> tuple[float, float]:
@@ -207,8 +187,9 @@ def build_context(
         unc = _Uncertainty(opts, seed_for)
         for i, (n, c) in enumerate(counts.items()):
             p = point[n]
+            # weighted counts: point estimates only (no binomial counts; as the logging hook)
             p["op_precision_ci"] = [
-                unc.precision_interval(tp, fp, c.n_pos, c.n_neg, eta)
+                None if c.weighted else unc.precision_interval(tp, fp, c.n_pos, c.n_neg, eta)
                 for tp, fp, eta in zip(p["op_tp"], p["op_fp"], p["etas"], strict=True)
             ]
             p["boot"] = unc.bootstrap(n, c, p["etas"], grid, p["sweep"])
@@ -849,7 +830,8 @@ def _figures(runs, counts, point, opts, chosen, test_prev, grid, rng, flips, pro
 
 
 # ---------------------------------------------------------------------------------- uncertainty
-#: Thresholds kept (per log-aware bin family) in the counts that the bootstrap resamples.
+#: Thresholds kept (per log-aware bin family) in the counts that the bootstrap resamples
+#: (:func:`uncertainty.thin_for_bootstrap`; the logging hook uses the same 200).
 BOOT_POINTS = 200
 #: Prevalences of the bootstrap bands drawn in the metric-vs-η figures (a subset of the
 #: report's η grid, log-spaced; the curves are smooth in log η, so the band is drawn there).
@@ -868,31 +850,17 @@ def band_indices(n: int, num: int = BAND_GRID) -> np.ndarray:
     return np.unique(np.round(np.linspace(0, n - 1, min(num, n))).astype(np.int64))
 
 
-def _logit(x: np.ndarray) -> np.ndarray:
-    x = np.clip(np.asarray(x, dtype=float), 1e-12, 1 - 1e-12)
-    return np.log(x) - np.log1p(-x)
-
-
-def _expit(y: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-y))
-
-
-def _recentre(band: Any, exact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Shift a band computed on thinned counts onto the exact estimate (logit scale)."""
-    shift = _logit(exact) - _logit(band.estimate)
-    low = _expit(_logit(band.low) + shift)
-    high = _expit(_logit(band.high) + shift)
-    return np.minimum(low, exact), np.maximum(high, exact)
-
-
 class _Uncertainty:
     """Intervals, bands and flip significance from :mod:`uncertainty` and :mod:`ranking`.
 
-    Bootstrap work runs on counts thinned by :func:`draw_counts` to about ``3 * BOOT_POINTS``
-    thresholds (log-FPR aware, so the low-FPR region that decides precision at small η keeps
-    its resolution): the bootstrap then estimates the *spread*, and every band and interval is
-    re-centred (logit scale) on the exact estimate from the full counts. This keeps a report of
-    20 runs of 10^6 scores with 1000 replicates within seconds.
+    Bootstrap work runs on counts thinned by :func:`uncertainty.thin_for_bootstrap` to about
+    ``3 * BOOT_POINTS`` thresholds (log-FPR aware, so the low-FPR region that decides precision
+    at small η keeps its resolution) -- the same thinning as the logging hook's headline
+    intervals: the bootstrap then estimates the *spread*, and every band and interval is
+    re-centred (:func:`uncertainty.recentre`, logit scale) on the exact estimate from the full
+    counts. This keeps a report of 20 runs of 10^6 scores with 1000 replicates within seconds.
+    ROC-AUC intervals are DeLong's (:func:`uncertainty.roc_auc_interval`): exact from the
+    counts, no bootstrap needed.
     """
 
     rate_method = "clopper-pearson"
@@ -1001,11 +969,21 @@ class _Uncertainty:
             out.insert(
                 1,
                 {
-                    "what": "ROC-AUC, AP, PR-AUC, max-F1, min cost",
+                    "what": "AP, PR-AUC, max-F1, min cost",
                     "how": f"{conf} percentile intervals of a stratified count bootstrap "
                     f"({self.opts.n_bootstrap} replicates, seed {self.opts.seed}), pointwise",
                 },
             )
+        out.insert(
+            1,
+            {
+                "what": "ROC-AUC",
+                "how": f"DeLong variance computed exactly from the counts, {conf} Wald interval "
+                "on the logit scale (Clopper–Pearson over disjoint pairs when the variance is "
+                "0); no bootstrap. Runs whose intervals overlap the best run's are marked as "
+                "ties.",
+            },
+        )
         return out
 
     def _seed(self, *parts: str) -> np.random.Generator:
@@ -1021,9 +999,15 @@ class _Uncertainty:
         One :func:`uncertainty.bootstrap_statistics` call per run (seeded per run) feeds every
         statistic: AP / PR-AUC / max-F1 at the table's prevalences (pointwise percentile
         intervals) and on the band grid (sup-t bands, and the replicates the flip tests
-        reuse), ROC-AUC and minimum cost (percentile), the ROC band and the PR bands.
+        reuse), minimum cost (percentile), the ROC band and the PR bands. ROC-AUC gets
+        DeLong's interval (also without bootstrap; not for weighted counts).
         """
         out: dict[tuple, tuple[float, float]] = {}
+        conf = self.opts.confidence
+        u = self.u
+        auc = u.roc_auc_interval(c, conf)  # DeLong: exact from the counts, nearly free
+        if auc.available:
+            out[("roc_auc", None)] = (float(auc.low), float(auc.high))
         b = self.opts.n_bootstrap
         if not b or c.weighted:
             if b and c.weighted:
@@ -1035,9 +1019,7 @@ class _Uncertainty:
                     }
                 )
             return out
-        conf = self.opts.confidence
-        u = self.u
-        thin = draw_counts(c, BOOT_POINTS)
+        thin = u.thin_for_bootstrap(c, BOOT_POINTS).counts
         etas = np.asarray(etas, dtype=float)
         grid = np.asarray(grid, dtype=float)
         bidx = band_indices(grid.size)
@@ -1047,7 +1029,6 @@ class _Uncertainty:
         stats: dict[str, Any] = {
             key: u.metric_statistic(thin, key, all_eta) for key, _ in FLIP_METRICS
         }
-        stats["roc_auc"] = u.roc_auc_statistic(thin)
         stats["cost"] = u.min_cost_statistic(thin, etas, cfp, cfn)
         stats["roc"] = u.roc_statistic(thin)
         pr_etas = [None, *self.opts.prevalences]
@@ -1072,7 +1053,7 @@ class _Uncertainty:
             band = u.band_from_replicates(
                 est_thin[:ne], r[:, :ne], etas, confidence=conf, simultaneous=False
             )
-            low, high = _recentre(band, exact)
+            low, high = u.recentre(band, exact)
             for j in range(ne):
                 out[(key, j)] = (float(low[j]), float(high[j]))
             # figures: sup-t band over the coarse log-eta grid, re-centred on the exact curve
@@ -1080,7 +1061,7 @@ class _Uncertainty:
             band = u.band_from_replicates(
                 est_thin[ne:], r[:, ne:], bgrid, metric=key, confidence=conf, seed=self.opts.seed
             )
-            low, high = _recentre(band, exact_b)
+            low, high = u.recentre(band, exact_b)
             label = f"{band.label}, on {bgrid.size} log-spaced η"
             self._bands.setdefault((key, None), {})[name] = (
                 bgrid,
@@ -1094,21 +1075,13 @@ class _Uncertainty:
             self.thin_shift = max(self.thin_shift, float(np.max(np.abs(shift))))
             # flip tests: this run's replicates on the band grid, shifted onto the exact curve
             self.replicates.setdefault(name, {})[key] = (bgrid, exact_b, r[:, ne:] + shift)
-        # ROC-AUC and minimum expected cost: percentile, shifted onto the exact values
-        for key, exact in (
-            ("roc_auc", np.array([float(metrics.roc_auc(c))])),
-            ("cost", np.atleast_1d(metrics.optimal_operating_point(c, etas, cfp, cfn).cost)),
-        ):
-            est_thin = stats[key].estimate(thin)
-            q_lo = np.quantile(reps[key], a, axis=0) - est_thin
-            q_hi = np.quantile(reps[key], 1 - a, axis=0) - est_thin
-            lo_v = np.maximum(0.0, exact + q_lo)
-            hi_v = exact + q_hi
-            if key == "roc_auc":
-                out[("roc_auc", None)] = (float(lo_v[0]), float(min(1.0, hi_v[0])))
-            else:
-                for j in range(ne):
-                    out[("cost", j)] = (float(lo_v[j]), float(hi_v[j]))
+        # minimum expected cost: percentile, shifted onto the exact values
+        exact = np.atleast_1d(metrics.optimal_operating_point(c, etas, cfp, cfn).cost)
+        est_thin = stats["cost"].estimate(thin)
+        lo_v = np.maximum(0.0, exact + np.quantile(reps["cost"], a, axis=0) - est_thin)
+        hi_v = exact + np.quantile(reps["cost"], 1 - a, axis=0) - est_thin
+        for j in range(ne):
+            out[("cost", j)] = (float(lo_v[j]), float(hi_v[j]))
         # ROC band: sup-t with the binomial (Jeffreys) scale floor for TPR, exactly the band of
         # uncertainty.roc_band (whose coverage tests/test_band_coverage.py checks)
         rb = u.band_from_replicates(
@@ -1212,10 +1185,7 @@ class _Uncertainty:
             if c.weighted:
                 continue
             fpr = np.geomspace(max(1.0 / c.n_neg, 1e-7), 0.5, 60)
-            k = fpr * c.n_neg
-            lo, hi = self.u.rate_interval(k, c.n_neg, self.opts.confidence)
-            cv = np.maximum(np.asarray(hi) - fpr, fpr - np.asarray(lo)) / fpr
-            out[name] = (fpr, cv)
+            out[name] = (fpr, self.u.expected_rate_cv(fpr, c.n_neg, self.opts.confidence))
         return out
 
     def significance(self, table, runs, point, anchors) -> dict[tuple, dict[str, Any]]:

@@ -30,10 +30,12 @@ Metrics (names obey MLflow's ``[/\w.\- :]`` rule; η written as ``eta_1e-04``):
   ``sweep/max_f1`` with ``sweep/log10_prevalence`` as its x axis overlays the runs.
 
 Headline intervals (``summary.json`` ``headline``; every number is ``{value, interval, method}``):
-ROC-AUC by DeLong's variance from the counts (:func:`_roc_auc_interval`); AP, PR-AUC and max-F1
-by one seeded count bootstrap (:func:`_bootstrap_intervals`, ``n_bootstrap``/``seed`` recorded
-in ``headline.bootstrap``); precision by Koopman, rates by Clopper-Pearson. Weighted counts:
-"point estimate only (weighted)".
+ROC-AUC by DeLong's variance from the counts
+(:func:`mlflow_imbalance.uncertainty.roc_auc_interval`); AP, PR-AUC and max-F1 by one seeded
+count bootstrap (:func:`mlflow_imbalance.uncertainty.headline_intervals`, ``n_bootstrap``/``seed``
+recorded in ``headline.bootstrap``); precision by Koopman, rates by Clopper-Pearson. Weighted
+counts: "point estimate only (weighted)". This module only calls them: every number comes from
+:mod:`mlflow_imbalance.metrics` and :mod:`mlflow_imbalance.uncertainty`.
 
 Atomicity: all input is validated and every file computed and rendered in a temporary directory
 before the store is touched; bad input raises before anything is logged. Data files go up first,
@@ -299,20 +301,9 @@ DEFAULT_N_BOOTSTRAP = 200
 #: Smallest positive ``n_bootstrap`` accepted (fewer cannot place a 95% percentile endpoint).
 MIN_N_BOOTSTRAP = 50
 #: Counts with more thresholds than ``3 * BOOTSTRAP_POINTS`` are thinned for the bootstrap only
-#: (see :func:`_thin_for_bootstrap`); the point values always use the full counts.
+#: (:func:`mlflow_imbalance.uncertainty.thin_for_bootstrap`); point values use the full counts.
 BOOTSTRAP_POINTS = 200
 WEIGHTED_METHOD = "point estimate only (weighted)"
-
-
-def _intervals() -> Any:
-    """The uncertainty module when it provides the intervals we need, else None."""
-    try:
-        from mlflow_imbalance import uncertainty
-    except ImportError:
-        return None
-    if hasattr(uncertainty, "rate_interval") and hasattr(uncertainty, "precision_interval"):
-        return uncertainty
-    return None
 
 
 def _point(value: float, interval: Any, method: str | None) -> dict:
@@ -326,8 +317,6 @@ def _point(value: float, interval: Any, method: str | None) -> dict:
 def _rate_ci(unc: Any, k: float, n: float, weighted: bool) -> tuple[Any, str | None]:
     if weighted:
         return None, WEIGHTED_METHOD
-    if unc is None:
-        return None, None
     lo, hi = unc.rate_interval(int(k), int(n), confidence=CONFIDENCE, method="clopper-pearson")
     return (float(lo), float(hi)), "clopper-pearson 95%"
 
@@ -337,8 +326,6 @@ def _precision_ci(
 ) -> tuple[tuple[float, float] | None, str | None]:
     if c.weighted:
         return None, WEIGHTED_METHOD
-    if unc is None:
-        return None, None
     tp, fp = int(c.tp[k]), int(c.fp[k])
     lo, hi = unc.precision_interval(tp, fp, int(c.n_pos), int(c.n_neg), eta, confidence=CONFIDENCE)
     return (float(lo), float(hi)), "koopman 95% (ratio of binomial rates at prevalence η)"
@@ -361,199 +348,6 @@ def _check_bootstrap(n_bootstrap: Any, seed: Any) -> tuple[int, int]:
     return n_boot, int(seed)
 
 
-def _roc_auc_interval(
-    c: RocCounts, confidence: float = CONFIDENCE
-) -> tuple[float, tuple[float, float] | None, str, float | None]:
-    """ROC-AUC with DeLong's variance computed exactly from the counts (ties as 1/2).
-
-    DeLong, DeLong & Clarke-Pearson (1988): the Mann-Whitney AUC is the mean of the positives'
-    placement values ``V10 = P(negative < x) + P(negative = x) / 2`` (and equally of the
-    negatives' ``V01``); its variance is ``S10 / n_pos + S01 / n_neg`` with ``S10``, ``S01`` the
-    sample variances (ddof 1) of the placement values. Every example at one threshold shares its
-    placement value, so both variances are weighted sums over the thresholds (O(K), no scores
-    needed); lossless compression merges only negative-only thresholds between two positive
-    ones, whose negatives share one placement value, so the result is exact for compressed
-    counts too.
-
-    Chosen over Hanley-McNeil (whose variance assumes exponential score distributions) because
-    it is distribution-free and exact from the counts, and over the count bootstrap because it
-    costs nothing and has no Monte-Carlo error. The interval is Wald on the logit scale
-    (``logit(A) ± z·se / (A(1 - A))``; Pepe 2003 §5.2.3): it stays inside (0, 1) and covers
-    better than the raw-scale Wald interval for AUC near 1.
-
-    Degenerate cases: when the DeLong variance is 0 (e.g. perfect separation) the interval is
-    Clopper-Pearson for ``round(A·m)`` successes in ``m = min(n_pos, n_neg)`` trials: ``m``
-    disjoint positive-negative pairs are independent Bernoulli(AUC) trials (conservative).
-    Fewer than 2 examples of a class, or weighted counts: no interval.
-
-    Returns:
-        ``(auc, interval or None, method, se or None)``.
-    """
-    from scipy import stats
-
-    if c.weighted:
-        from mlflow_imbalance import metrics as m
-
-        return float(m.roc_auc(c)), None, WEIGHTED_METHOD, None
-    dpos, dneg = (np.asarray(v, dtype=np.float64) for v in c.per_threshold())
-    n_pos, n_neg = float(c.n_pos), float(c.n_neg)
-    tp, fp = np.asarray(c.tp, np.float64), np.asarray(c.fp, np.float64)
-    v10 = (n_neg - fp + 0.5 * dneg) / n_neg  # per threshold, shared by its positives
-    v01 = (tp - 0.5 * dpos) / n_pos  # shared by its negatives
-    auc = float(np.dot(dpos, v10) / n_pos)
-    exact = "" if c.is_exact else f" (on reduced counts, TPR/FPR error ≤ {c.max_tpr_error:.2g})"
-    if n_pos < 2 or n_neg < 2:
-        return auc, None, "no interval: DeLong needs >= 2 positives and >= 2 negatives", None
-    s10 = float(np.dot(dpos, (v10 - auc) ** 2) / (n_pos - 1))
-    s01 = float(np.dot(dneg, (v01 - auc) ** 2) / (n_neg - 1))
-    se = math.sqrt(max(s10 / n_pos + s01 / n_neg, 0.0))
-    z = float(stats.norm.ppf((1 + confidence) / 2))
-    level = f"{confidence:.0%}"
-    if se > 0 and 0 < auc < 1:
-        centre = math.log(auc / (1 - auc))
-        half = z * se / (auc * (1 - auc))
-        lo, hi = (1 / (1 + math.exp(-(centre + d))) for d in (-half, half))
-        method = f"DeLong variance from the counts, Wald on the logit scale, {level}{exact}"
-        return auc, (lo, hi), method, se
-    mm = int(min(n_pos, n_neg))
-    k = round(auc * mm)
-    a = (1 - confidence) / 2
-    lo = float(stats.beta.ppf(a, k, mm - k + 1)) if k > 0 else 0.0
-    hi = float(stats.beta.ppf(1 - a, k + 1, mm - k)) if k < mm else 1.0
-    method = (
-        f"DeLong variance is 0: Clopper-Pearson over min(n_pos, n_neg) = {mm} disjoint "
-        f"positive-negative pairs, {level} (conservative){exact}"
-    )
-    return auc, (lo, hi), method, se
-
-
-def _thin_for_bootstrap(c: RocCounts, points: int = BOOTSTRAP_POINTS) -> tuple[RocCounts, dict]:
-    """Counts with at most ``3 * points`` thresholds for the bootstrap, and how far they moved.
-
-    Keeps the last threshold of each of ``points`` equal bins of ``TPR``, of ``TPR + FPR`` and of
-    ``log10 FPR`` (so the low-FPR region that decides precision at small η keeps resolution).
-    The thinned counts are exactly the counts of the scores quantised to the kept thresholds, so
-    the count bootstrap of them is the bootstrap of that quantised classifier. The move of every
-    dropped point to its kept representative (the next lower kept threshold) is measured:
-    ``max_tpr_error``, ``max_fpr_error`` (both below ``2 / points`` by construction);
-    the estimate shift it causes is measured by the caller and the interval re-centred.
-    """
-    k = c.n_thresholds
-    if k <= 3 * points:
-        return c, {"n_thresholds": k, "max_tpr_error": 0.0, "max_fpr_error": 0.0}
-    tpr, fpr = c.tpr, c.fpr
-    fmin = 0.5 / float(c.n_neg)
-    lf = np.log10(np.maximum(fpr, fmin))
-    keep = np.zeros(k, dtype=bool)
-    for values, lo, hi in ((tpr, 0.0, 1.0), (tpr + fpr, 0.0, 2.0), (lf, math.log10(fmin), 0.0)):
-        b = np.floor((values - lo) * (points / (hi - lo))).astype(np.int64)
-        keep[:-1] |= b[1:] != b[:-1]
-    keep[-1] = True
-    kept = np.flatnonzero(keep)
-    rep = kept[np.searchsorted(kept, np.arange(k))]
-    thin = RocCounts(c.thresholds[keep], c.tp[keep], c.fp[keep], c.n_pos, c.n_neg, compressed=True)
-    return thin, {
-        "n_thresholds": int(kept.size),
-        "max_tpr_error": float(np.max(tpr[rep] - tpr)),
-        "max_fpr_error": float(np.max(fpr[rep] - fpr)),
-    }
-
-
-def _logit(x: np.ndarray) -> np.ndarray:
-    x = np.clip(np.asarray(x, dtype=float), 1e-12, 1 - 1e-12)
-    return np.log(x) - np.log1p(-x)
-
-
-def _expit(y: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-y))
-
-
-def _bootstrap_intervals(
-    c: RocCounts,
-    prevalences: Any,
-    exact: Mapping[str, Any],
-    *,
-    n_boot: int = DEFAULT_N_BOOTSTRAP,
-    seed: int = 0,
-    confidence: float = CONFIDENCE,
-    points: int = BOOTSTRAP_POINTS,
-) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """Percentile intervals of AP, PR-AUC and max-F1 at each prevalence, one shared bootstrap.
-
-    One :func:`mlflow_imbalance.uncertainty.bootstrap_statistics` call (stratified count
-    bootstrap: each class's per-threshold counts resampled multinomially, equal in distribution
-    to resampling examples within each class) feeds all three statistics at every prevalence.
-    Intervals are pointwise percentile intervals (as the report's tables), computed on counts
-    thinned by :func:`_thin_for_bootstrap` when they have more than ``3 * points`` thresholds,
-    and shifted on the logit scale onto the exact values ``exact[metric]`` (the shift, measured,
-    is recorded as ``max_estimate_shift``).
-
-    Args:
-        c: unweighted counts.
-        prevalences: the prevalences (1-d).
-        exact: ``{"ap": (M,), "pr_auc": (M,), "max_f1": (M,)}`` from the full counts.
-        n_boot: replicates.
-        seed: the generator seed (recorded).
-        confidence: nominal level.
-        points: thinning resolution.
-
-    Returns:
-        ``({metric: (M, 2) array of [low, high]}, info)`` with ``info`` the bootstrap's record
-        (n_boot, seed, thinning, kernel error, the support threshold).
-    """
-    from mlflow_imbalance import uncertainty as u
-
-    etas = np.atleast_1d(np.asarray(prevalences, dtype=float))
-    thin, thinning = _thin_for_bootstrap(c, points)
-    keys = ("ap", "pr_auc", "max_f1")
-    # exact sums (no deposit grid): with <= 3 * points thresholds they are also the faster kernel
-    stats = {key: u.metric_statistic(thin, key, etas, grid_step=None) for key in keys}
-    reps = u.bootstrap_statistics(thin, stats, n_boot, np.random.default_rng(seed))
-    out: dict[str, np.ndarray] = {}
-    shift = 0.0
-    kernel = 0.0
-    for key in keys:
-        est_thin = stats[key].estimate(thin)
-        kernel = max(kernel, stats[key].max_error)
-        band = u.band_from_replicates(
-            est_thin, reps[key], etas, metric=key, confidence=confidence, simultaneous=False
-        )
-        ex = np.asarray(exact[key], dtype=float)
-        move = _logit(ex) - _logit(est_thin)
-        low = np.minimum(_expit(_logit(band.low) + move), ex)
-        high = np.maximum(_expit(_logit(band.high) + move), ex)
-        shift = max(shift, float(np.max(np.abs(ex - est_thin))))
-        out[key] = np.column_stack([low, high])
-    info = {
-        "n_boot": int(n_boot),
-        "seed": int(seed),
-        "confidence": float(confidence),
-        "interval": "percentile, pointwise",
-        "n_thresholds": int(c.n_thresholds),
-        "thinned_to": thinning["n_thresholds"],
-        "max_tpr_error": thinning["max_tpr_error"],
-        "max_fpr_error": thinning["max_fpr_error"],
-        "max_estimate_shift": shift,
-        "kernel_max_error": kernel,
-        "min_support": int(getattr(u, "MIN_FP_SUPPORT", 20)),
-    }
-    return out, info
-
-
-def _bootstrap_method(info: Mapping[str, Any]) -> str:
-    text = (
-        f"count bootstrap, {info['confidence']:.0%} percentile (pointwise), "
-        f"B = {info['n_boot']}, seed {info['seed']}"
-    )
-    if info["thinned_to"] < info["n_thresholds"]:
-        text += (
-            f"; resampled on {info['thinned_to']} of {info['n_thresholds']} thresholds "
-            f"(TPR moved ≤ {info['max_tpr_error']:.2g}, FPR ≤ {info['max_fpr_error']:.2g}; "
-            f"estimates moved ≤ {info['max_estimate_shift']:.2g}, re-centred on the exact value)"
-        )
-    return text
-
-
 def _headline(
     c: RocCounts,
     name: str,
@@ -568,12 +362,16 @@ def _headline(
     from mlflow_imbalance import metrics as m
 
     timer = timer or _Timer()
-    unc = _intervals()
+    from mlflow_imbalance import uncertainty as unc
+
     flat: dict[str, float] = {}
     test = float(c.prevalence)
     headline: dict[str, Any] = {"confidence": CONFIDENCE}
     with timer.part("intervals"):
-        auc, auc_ci, auc_method, auc_se = _roc_auc_interval(c, CONFIDENCE)
+        auc_iv = unc.roc_auc_interval(c, CONFIDENCE)
+    auc, auc_se = auc_iv.estimate, auc_iv.se
+    auc_ci = (auc_iv.low, auc_iv.high) if auc_iv.available else None
+    auc_method = WEIGHTED_METHOD if c.weighted else auc_iv.method
     headline["roc_auc"] = _point(auc, auc_ci, auc_method)
     headline["roc_auc"]["se"] = auc_se
     flat[metric_key(name, "roc_auc")] = auc
@@ -592,16 +390,20 @@ def _headline(
     boot_info: dict[str, Any] | None = None
     if c.weighted:
         boot_method = WEIGHTED_METHOD
-    elif unc is None or not hasattr(unc, "bootstrap_statistics"):
-        boot_method = "no interval (mlflow_imbalance.uncertainty unavailable)"
     elif n_boot == 0:
         boot_method = "no interval (n_bootstrap=0)"
     else:
         with timer.part("intervals"):
-            boot, boot_info = _bootstrap_intervals(
-                c, eta_arr, {"ap": ap, "pr_auc": prauc, "max_f1": f1v}, n_boot=n_boot, seed=seed
+            hi = unc.headline_intervals(
+                c,
+                eta_arr,
+                exact={"ap": ap, "pr_auc": prauc, "max_f1": f1v},
+                n_boot=n_boot,
+                seed=seed,
+                confidence=CONFIDENCE,
+                points=BOOTSTRAP_POINTS,
             )
-        boot_method = _bootstrap_method(boot_info)
+        boot, boot_info, boot_method = hi.intervals, hi.info, hi.method
 
     rows = []
     for i, eta in enumerate(etas):
@@ -697,16 +499,15 @@ def _headline(
     grid = m.default_prevalence_grid(num=SWEEP_POINTS, low=low, high=0.5)
     sweep = m.prevalence_sweep(c, grid)
     idx = np.searchsorted(-c.thresholds, -np.asarray(sweep["max_f1_threshold"]))
-    # one η at a time: a (grid × thresholds) matrix would need GBs for 10^6 thresholds
-    prec_at = np.array(
-        [float(np.atleast_1d(m.precision(c, float(e)))[k]) for e, k in zip(grid, idx, strict=True)]
+    # precision of each η's own max-F1 point at that η (Brabec eq. 8 via metrics.p3_curve):
+    # the diagonal of a (grid x grid) table, never a (grid x thresholds) one
+    prec_at = np.diagonal(m.p3_curve(c.tpr[idx], c.fpr[idx], grid))
+    # the fixed operating point: its precision and F1 at every η
+    op_counts = RocCounts(
+        [float(f1thr[0])], [c.tp[k0]], [c.fp[k0]], c.n_pos, c.n_neg, weighted=c.weighted
     )
-    # fixed operating point: Brabec et al. eq. 8, precision = ηT / (ηT + (1 - η)F); 0/0 -> 0
-    num = grid * t0
-    den = num + (1 - grid) * f0
-    prec_op = np.divide(num, den, out=np.zeros_like(grid), where=den > 0)
-    f1_den = prec_op + t0
-    f1_op = np.divide(2 * prec_op * t0, f1_den, out=np.zeros_like(grid), where=f1_den > 0)
+    prec_op = np.asarray(m.p3_curve(t0, f0, grid), dtype=float)
+    f1_op = np.asarray(m.f1(op_counts, grid), dtype=float)[:, 0]
     series = [
         {
             "prevalence": float(grid[j]),

@@ -349,3 +349,29 @@ def test_unsupported_intervals_are_marked_in_table_and_figures():
     row = rep.context["table"]["rows"][0]["cells"]
     invalid = [cell for cell in row if cell["invalid"]]
     assert len(invalid) == 3  # AP, PR-AUC and max-F1 at 1e-5; none at the test prevalence
+
+
+def test_report_roc_auc_interval_is_delong_and_ties_use_it():
+    """ROC-AUC intervals are DeLong's (exact from the counts, with or without the bootstrap);
+    a run whose interval overlaps the best run's is a tie, a clearly worse one is not."""
+    from mlflow_imbalance import uncertainty
+
+    y, s = binormal(1.0, n=3000, prev=0.1, seed=11)
+    rng = np.random.default_rng(12)
+    counts = {
+        "best": mi.RocCounts.from_scores(y, s),
+        "close": mi.RocCounts.from_scores(y, s + rng.normal(0, 0.15, s.size)),
+        "worse": mi.RocCounts.from_scores(y, np.where(y == 1, s - 0.8, s)),
+    }
+    _, out, _ = _report_uncertainty(counts["close"], "close", [1e-2], n_boot=60)
+    ref = uncertainty.roc_auc_interval(counts["close"], 0.95)
+    assert out[("roc_auc", None)] == (ref.low, ref.high)
+    for n_boot in (0, 60):
+        rep = build_report(counts, prevalences=[1e-2], n_bootstrap=n_boot, seed=1)
+        rows = {r["name"]: r["cells"][0] for r in rep.context["table"]["rows"]}
+        assert rows["best"]["best"] and not rows["best"]["tie"]
+        assert rows["close"]["tie"] and "tie" in rows["close"]["classes"]
+        assert not rows["worse"]["tie"] and not rows["worse"]["best"]
+        assert rows["close"]["ci"] != rows["worse"]["ci"] != ""  # an interval is printed
+        methods = {m["what"]: m["how"] for m in rep.context["methods"]}
+        assert "DeLong" in methods["ROC-AUC"] and "no bootstrap" in methods["ROC-AUC"]

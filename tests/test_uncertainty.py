@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, stats
-from sklearn.metrics import average_precision_score
+from sklearn.metrics import average_precision_score, roc_auc_score
 
 from mlflow_imbalance import RocCounts, metrics
 from mlflow_imbalance import uncertainty as u
@@ -652,3 +652,296 @@ def test_pr_band_from_roc_validation_and_metadata():
         u.pr_band_from_roc(rb, 1.5)
     with pytest.raises(ValueError, match="estimate must have shape"):
         u.pr_band_from_roc(rb, 0.01, estimate=np.ones(3))
+
+
+# ---------------------------------------------------------------------------- headline intervals
+# (moved from tests/test_tracking.py with the code: tracking only calls these now)
+
+
+def _scored(n: int = 3000, prevalence: float = 0.05, seed: int = 0, ties: bool = False):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < prevalence
+    y[:2] = [True, False]
+    s = rng.normal(size=n) + 1.5 * y
+    if ties:
+        s = np.round(s, 1)
+    return y.astype(int), s
+
+
+def _delong_reference(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
+    """DeLong et al. (1988) from the pairwise comparison matrix (independent of the counts)."""
+    pos, neg = s[y == 1], s[y == 0]
+    psi = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+    v10, v01 = psi.mean(axis=1), psi.mean(axis=0)
+    var = v10.var(ddof=1) / pos.size + v01.var(ddof=1) / neg.size
+    return float(psi.mean()), float(np.sqrt(var))
+
+
+@pytest.mark.parametrize("compress", [True, False])
+def test_roc_auc_delong_from_counts_matches_pairwise_reference(compress):
+    from scipy.stats import norm
+
+    y, s = _scored(n=700, prevalence=0.15, seed=21, ties=True)  # ties: round(s, 1)
+    c = RocCounts.from_scores(y, s, compress=compress)
+    iv = u.roc_auc_interval(c)
+    auc, (lo, hi), method, se = iv.estimate, iv, iv.method, iv.se
+    ref_auc, ref_se = _delong_reference(y, s)
+    assert auc == pytest.approx(roc_auc_score(y, s), rel=1e-12)
+    assert auc == pytest.approx(ref_auc, rel=1e-12)
+    assert se == pytest.approx(ref_se, rel=1e-10)
+    # logit-scale Wald interval from the reference standard error
+    z = norm.ppf(0.975)
+    half = z * ref_se / (ref_auc * (1 - ref_auc))
+    logit = np.log(ref_auc / (1 - ref_auc))
+    assert lo == pytest.approx(1 / (1 + np.exp(-(logit - half))), rel=1e-9)
+    assert hi == pytest.approx(1 / (1 + np.exp(-(logit + half))), rel=1e-9)
+    assert "DeLong" in method and "logit" in method
+
+
+def test_roc_auc_interval_coverage_binormal():
+    """Nominal 95%: coverage over 300 binormal test sets (true AUC = Phi(d / sqrt 2))."""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(5)
+    d, n_pos, n_neg, sims = 1.0, 40, 400, 300
+    truth = norm.cdf(d / np.sqrt(2))
+    hits = 0
+    for _ in range(sims):
+        y = np.r_[np.ones(n_pos, int), np.zeros(n_neg, int)]
+        s = np.round(np.r_[rng.normal(d, 1, n_pos), rng.normal(0, 1, n_neg)], 2)
+        lo, hi = u.roc_auc_interval(RocCounts.from_scores(y, s))
+        hits += lo <= truth <= hi
+    # binomial sd of the coverage estimate at 0.95 is 0.0126: 0.91..0.99 is > 3 sd wide
+    assert 0.91 <= hits / sims <= 0.99
+
+
+def test_roc_auc_interval_degenerate_and_tiny():
+    y = np.r_[np.ones(30, int), np.zeros(50, int)]
+    s = np.r_[np.linspace(2, 3, 30), np.linspace(0, 1, 50)]  # perfect separation
+    iv = u.roc_auc_interval(RocCounts.from_scores(y, s))
+    auc, (lo, hi), method, se = iv.estimate, iv, iv.method, iv.se
+    assert auc == 1.0 and se == 0.0 and hi == 1.0
+    assert lo == pytest.approx(0.025 ** (1 / 30), rel=1e-9)  # Clopper-Pearson, 30 of 30 pairs
+    assert "Clopper-Pearson" in method
+    one = RocCounts.from_scores([1, 0, 0, 0], [0.9, 0.1, 0.95, 0.2])
+    res = u.roc_auc_interval(one)
+    auc, method = res.estimate, res.method
+    iv = tuple(res) if res.available else None
+    assert auc == pytest.approx(2 / 3) and iv is None and "needs >= 2 positives" in method
+
+
+def _direct_bootstrap(y, s, etas, n_boot, seed):
+    """Stratified bootstrap of (score, label) pairs with scikit-learn metrics, independent of
+    the count bootstrap: AP and max-F1 at each prevalence via negatives re-weighted to it."""
+    from sklearn.metrics import precision_recall_curve
+
+    rng = np.random.default_rng(seed)
+    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    out = {"ap": [], "max_f1": []}
+    for _ in range(n_boot):
+        idx = np.r_[rng.choice(pos, pos.size), rng.choice(neg, neg.size)]
+        yb, sb = y[idx], s[idx]
+        ap_row, f1_row = [], []
+        for eta in etas:
+            w = np.where(yb == 1, 1.0, pos.size * (1 - eta) / (eta * neg.size))
+            ap_row.append(average_precision_score(yb, sb, sample_weight=w))
+            p, r, _ = precision_recall_curve(yb, sb, sample_weight=w)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                f1 = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
+            f1_row.append(f1.max())
+        out["ap"].append(ap_row)
+        out["max_f1"].append(f1_row)
+    return {k: np.percentile(np.asarray(v), [2.5, 97.5], axis=0).T for k, v in out.items()}
+
+
+@pytest.mark.parametrize("points", [200, 25])  # 25: the counts are thinned for the bootstrap
+def test_bootstrap_intervals_match_a_direct_bootstrap(points):
+    from mlflow_imbalance import metrics
+
+    y, s = _scored(n=1500, prevalence=0.1, seed=22)
+    c = RocCounts.from_scores(y, s)
+    etas = np.array([c.prevalence, 0.02])
+    exact = {
+        "ap": metrics.average_precision(c, etas),
+        "pr_auc": metrics.pr_auc(c, etas),
+        "max_f1": metrics.max_f1(c, etas),
+    }
+    h = u.headline_intervals(c, etas, exact=exact, n_boot=2000, seed=3, points=points)
+    got, info = h.intervals, h.info
+    ref = _direct_bootstrap(y, s, etas, n_boot=800, seed=4)
+    for key in ("ap", "max_f1"):
+        width = ref[key][:, 1] - ref[key][:, 0]
+        # Monte-Carlo sd of a 2.5% quantile is ~0.03 of the width here; thinning adds a little
+        np.testing.assert_allclose(got[key], ref[key], atol=float(0.12 * width.max()))
+    assert info["seed"] == 3 and info["n_boot"] == 2000
+    if points == 25:
+        assert info["thinned_to"] < info["n_thresholds"] == c.n_thresholds
+        # by construction: a dropped point shares a TPR bin (width 1/points) and a TPR+FPR bin
+        # (width 2/points) with its kept representative
+        assert 0 < info["max_tpr_error"] < 1 / points and 0 < info["max_fpr_error"] < 2 / points
+        thin = u.thin_for_bootstrap(c, points).counts
+        shift = max(
+            np.max(np.abs(metrics.average_precision(thin, etas) - exact["ap"])),
+            np.max(np.abs(metrics.pr_auc(thin, etas) - exact["pr_auc"])),
+            np.max(np.abs(metrics.max_f1(thin, etas) - exact["max_f1"])),
+        )
+        assert info["max_estimate_shift"] == pytest.approx(shift, rel=1e-6, abs=1e-12)
+    else:
+        assert info["thinned_to"] == c.n_thresholds and info["max_estimate_shift"] < 1e-12
+
+
+def test_pr_auc_interval_matches_a_direct_bootstrap():
+    """PR-AUC (Davis-Goadrich) has no scikit-learn twin: resample examples directly and
+    recount, so only the resampling scheme is under test."""
+    from mlflow_imbalance import metrics
+
+    y, s = _scored(n=800, prevalence=0.1, seed=23)
+    c = RocCounts.from_scores(y, s)
+    etas = np.array([0.05])
+    exact = {
+        k: f(c, etas)
+        for k, f in (
+            ("ap", metrics.average_precision),
+            ("pr_auc", metrics.pr_auc),
+            ("max_f1", metrics.max_f1),
+        )
+    }
+    got = u.headline_intervals(c, etas, exact=exact, n_boot=2000, seed=1).intervals
+    rng = np.random.default_rng(2)
+    pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    reps = []
+    for _ in range(800):
+        idx = np.r_[rng.choice(pos, pos.size), rng.choice(neg, neg.size)]
+        reps.append(metrics.pr_auc(RocCounts.from_scores(y[idx], s[idx]), 0.05))
+    ref = np.percentile(reps, [2.5, 97.5])
+    np.testing.assert_allclose(got["pr_auc"][0], ref, atol=0.12 * (ref[1] - ref[0]))
+
+
+def test_roc_auc_interval_is_an_interval_that_pickles():
+    y, s = _scored(n=400, prevalence=0.2, seed=30)
+    iv = u.roc_auc_interval(RocCounts.from_scores(y, s), confidence=0.9)
+    assert isinstance(iv, u.Interval) and iv.confidence == 0.9 and "90%" in iv.method
+    assert iv.low < iv.estimate < iv.high and iv.available
+    again = pickle.loads(pickle.dumps(iv))
+    assert tuple(again) == tuple(iv) and again.se == iv.se and again.estimate == iv.estimate
+    w = RocCounts.from_scores(y, s, sample_weight=np.full(y.size, 0.5))
+    wi = u.roc_auc_interval(w)
+    assert not wi.available and "weighted" in wi.method
+    assert wi.estimate == pytest.approx(roc_auc_score(y, s), rel=1e-12)
+
+
+def test_thin_for_bootstrap_bounds_and_passthrough():
+    y, s = _scored(n=6000, prevalence=0.2, seed=31)
+    c = RocCounts.from_scores(y, s, compress=False)
+    same = u.thin_for_bootstrap(c, points=c.n_thresholds)
+    assert same.counts is c and same.max_tpr_error == 0 and same.max_fpr_error == 0
+    for points in (10, 40):
+        th = u.thin_for_bootstrap(c, points)
+        assert th.counts.n_thresholds <= 3 * points + 1 < c.n_thresholds
+        # every kept threshold carries the original cumulative counts
+        k = np.searchsorted(-c.thresholds, -th.counts.thresholds)
+        np.testing.assert_array_equal(th.counts.tp, c.tp[k])
+        np.testing.assert_array_equal(th.counts.fp, c.fp[k])
+        # measured error = largest move of a dropped point to the next lower kept threshold,
+        # recomputed here by brute force
+        rep = np.array([k[np.searchsorted(k, i)] for i in range(c.n_thresholds)])
+        assert th.max_tpr_error == pytest.approx(np.max(c.tpr[rep] - c.tpr))
+        assert th.max_fpr_error == pytest.approx(np.max(c.fpr[rep] - c.fpr))
+        assert th.max_tpr_error < 1 / points and th.max_fpr_error < 2 / points
+    w = RocCounts.from_scores(y, s, sample_weight=np.full(y.size, 2.0), compress=False)
+    assert u.thin_for_bootstrap(w, 10).counts.weighted
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="points must be an integer"):
+            u.thin_for_bootstrap(c, bad)
+
+
+def test_report_and_logging_hook_share_the_thinning():
+    """The report's bootstrap and drawing thinning is uncertainty.thin_for_bootstrap."""
+    from mlflow_imbalance._analysis import BOOT_POINTS, DRAW_POINTS, draw_counts
+    from mlflow_imbalance.tracking import BOOTSTRAP_POINTS
+
+    y, s = _scored(n=20000, prevalence=0.3, seed=32)
+    c = RocCounts.from_scores(y, s, compress=False)
+    assert BOOT_POINTS == BOOTSTRAP_POINTS
+    for pts in (BOOT_POINTS, DRAW_POINTS):
+        a, b = draw_counts(c, pts), u.thin_for_bootstrap(c, pts).counts
+        np.testing.assert_array_equal(a.thresholds, b.thresholds)
+        np.testing.assert_array_equal(a.tp, b.tp)
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "word"),
+    [(1.5, 10, "k must be a whole number"), (3, 10.5, "n must be a whole number")],
+)
+def test_rate_interval_rejects_non_integer_counts(k, n, word):
+    with pytest.raises(ValueError, match=word):
+        u.rate_interval(k, n)
+    with pytest.raises(ValueError, match=word):
+        u.rate_interval(np.array([1.0, k]), np.float64(n))
+
+
+def test_error_messages_print_plain_numbers():
+    cases = [
+        (lambda: u.rate_interval(np.float64(11.0), np.float64(10.0)), "k=11 > n=10"),
+        (lambda: u.rate_interval(np.array([2.0, 1.5]), 10), "k=1.5"),
+        (lambda: u.rate_interval(1, np.float64(-2.0)), "n=-2"),
+        (lambda: u.rate_interval(1, 3, np.float64(1.5)), "got 1.5"),
+        (lambda: u.required_sample_size(0.5, np.float64(2.0), 0.1), "got 2.0"),
+        (lambda: u.thin_for_bootstrap(RocCounts([1.0], [1], [1], 1, 1), np.float64(0.5)), "0.5"),
+    ]
+    for fn, text in cases:
+        with pytest.raises(ValueError) as exc:
+            fn()
+        assert text in str(exc.value) and "np." not in str(exc.value), str(exc.value)
+
+
+def test_expected_rate_cv_matches_rate_interval_at_integer_counts():
+    n = np.array([100.0, 1000.0, 10000.0])
+    p = 0.03
+    k = p * n
+    lo, hi = u.rate_interval(k, n)
+    ref = np.maximum(np.asarray(hi) - p, p - np.asarray(lo)) / p
+    np.testing.assert_allclose(u.expected_rate_cv(p, n), ref, rtol=1e-12)
+    # fractional expected counts are allowed here (planning), and the CV falls with n
+    cv = u.expected_rate_cv(np.geomspace(1e-4, 0.5, 30), 2345)
+    assert np.all(np.diff(cv) < 0)
+    with pytest.raises(ValueError, match="rate must lie in"):
+        u.expected_rate_cv(0.0, 10)
+
+
+def test_one_default_prevalence_grid_and_shared_metric_checks(small_counts):
+    assert u.default_prevalence_grid is metrics.default_prevalence_grid
+    _, _, c = small_counts
+    for fn in (u.prevalence_band, u.metric_statistic):
+        with pytest.raises(ValueError, match="metric must be one of"):
+            fn(c, "auc", [0.1])
+        with pytest.raises(ValueError, match="needs threshold"):
+            fn(c, "f1", [0.1])
+        with pytest.raises(ValueError, match="prevalences"):
+            fn(c, "ap", [1.5])
+    np.testing.assert_array_equal(
+        u.metric_statistic(c, "ap").grid, metrics.default_prevalence_grid()
+    )
+
+
+def test_pr_band_default_is_the_roc_band_mapped_through_eq8(small_counts):
+    _, _, c = small_counts
+    rgrid = np.linspace(0.05, 1.0, 40)
+    band = u.pr_band(c, 1e-3, rgrid, n_boot=150, seed=4)
+    rb = u.roc_band(c, n_boot=150, seed=4)
+    est = u.pr_statistic(c, 1e-3, rgrid).estimate(c)
+    ref = u.pr_band_from_roc(rb, 1e-3, rgrid, estimate=est)
+    np.testing.assert_allclose(band.low, ref.low)
+    np.testing.assert_allclose(band.high, ref.high)
+    np.testing.assert_allclose(band.estimate, est)
+    assert "mapped to PR through eq. 8" in band.label and band.simultaneous
+    assert band.extra["supported"].all() and band.extra["prevalence"] == 1e-3
+    sup_t = u.pr_band(c, 1e-3, rgrid, n_boot=150, seed=4, construction="sup-t")
+    assert "valid only where" in sup_t.method and "this prevalence only" in sup_t.method
+    np.testing.assert_allclose(sup_t.estimate, est)
+    with pytest.raises(ValueError, match="construction must be one of"):
+        u.pr_band(c, 0.01, construction="bootstrap")
+    with pytest.raises(ValueError, match="simultaneous=False needs construction='sup-t'"):
+        u.pr_band(c, 0.01, simultaneous=False)
+    pointwise = u.pr_band(c, 0.01, n_boot=50, simultaneous=False, construction="sup-t")
+    assert not pointwise.simultaneous
