@@ -4,8 +4,12 @@ For each regime (mu, n_pos, n_neg) R test sets are drawn from the discretised bi
 ``tests/test_band_coverage.py`` (same independent scipy reference) and each band is built with
 B replicates. Columns: simultaneous coverage over the band's whole grid ("all") and over the
 grid points the band marks ``supported`` ("supp."), pointwise coverage of AP at single
-prevalences, and the share of grid points supported. Monte-Carlo s.d. of a coverage near 0.95
-is sqrt(0.95 * 0.05 / R). Run: ``python benchmarks/bench_band_coverage.py [R] [B]``.
+prevalences, and the share of grid points supported. "pr" is the default PR band (the ROC band
+mapped through eq. 8, ``u.pr_band``): "pr@0.01" over the whole recall grid at eta = 0.01, "pr
+joint" over the whole recall grid at all 12 prevalences at once (one ROC band per test set);
+"pr sup-t" is the sup-t option (``construction="sup-t"``) at eta = 0.01. Monte-Carlo s.d.
+of a coverage near 0.95 is sqrt(0.95 * 0.05 / R).
+Run: ``python benchmarks/bench_band_coverage.py [R] [B]``.
 """
 
 from __future__ import annotations
@@ -32,15 +36,21 @@ def run(mu: float, n_pos: int, n_neg: int, r: int, b: int) -> dict[str, str]:
     fgrid = np.logspace(np.log10(max(1e-6, 1 / n_neg)), 0, 100)
     rgrid = np.linspace(0.01, 1.0, 100)
     tr = true_curves(m, fgrid, ETA, rgrid, PR_ETA)
+    pr_truth = {e: true_curves(m, fgrid[:1], ETA[:1], rgrid, e)["pr"] for e in ETA}
     sets = draw_counts(np.random.default_rng(n_neg + n_pos), m, n_pos, n_neg, r)
     hit: dict[str, list] = {}
     for i, c in enumerate(sets):
-        hit.setdefault("roc", []).append(covers(u.roc_band(c, n_boot=b, seed=i), tr["roc"]))
-        band = u.pr_band(c, PR_ETA, n_boot=b, seed=i)
+        rb = u.roc_band(c, fgrid, n_boot=b, seed=i)
+        hit.setdefault("roc", []).append(covers(rb, tr["roc"]))
+        mapped = {e: u.pr_band_from_roc(rb, e, rgrid) for e in ETA}
+        pr_at = u.pr_band_from_roc(rb, PR_ETA, rgrid)
+        hit.setdefault("pr@0.01", []).append(covers(pr_at, tr["pr"]))
+        hit.setdefault("pr joint", []).append(all(covers(mapped[e], pr_truth[e]) for e in ETA))
+        band = u.pr_band(c, PR_ETA, n_boot=b, seed=i, construction="sup-t")
         sup = band.extra["supported"]
-        hit.setdefault("pr all", []).append(covers(band, tr["pr"]))
-        hit.setdefault("pr supp.", []).append(covers(band, tr["pr"], sup))
-        hit.setdefault("pr %supp", []).append(sup.mean())
+        hit.setdefault("pr sup-t all", []).append(covers(band, tr["pr"]))
+        hit.setdefault("pr sup-t supp.", []).append(covers(band, tr["pr"], sup))
+        hit.setdefault("pr sup-t %supp", []).append(sup.mean())
         for key in ("ap", "pr_auc", "max_f1"):
             band = u.prevalence_band(c, key, ETA, n_boot=b, seed=i)
             sup = band.extra["supported"]

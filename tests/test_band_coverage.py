@@ -189,13 +189,14 @@ def test_low_prevalence_is_flagged_and_not_covered(sets_200_1e4):
 
 
 def test_pr_band_coverage_where_supported(sets_200_1e4):
-    """PR band at eta = 0.01 over 100 recalls: coverage >= 0.90 where supported."""
+    """The sup-t PR band option at eta = 0.01 over 100 recalls: coverage >= 0.90 where
+    supported (the default construction is the mapped ROC band, tested below)."""
     m, sets = sets_200_1e4
     rgrid = np.linspace(0.01, 1.0, 100)
     truth = true_curves(m, np.array([0.5]), np.array([0.5]), rgrid, 0.01)["pr"]
     hits, unsup = [], []
     for i, c in enumerate(sets):
-        band = u.pr_band(c, 0.01, n_boot=B_BOOT, seed=i)
+        band = u.pr_band(c, 0.01, n_boot=B_BOOT, seed=i, construction="sup-t")
         hits.append(covers(band, truth, band.extra["supported"]))
         unsup.append(np.mean(~band.extra["supported"]))
     assert np.mean(hits) >= MC_FLOOR, np.mean(hits)
@@ -226,3 +227,12 @@ def test_pr_band_from_roc_covers_at_every_prevalence(sets_200_1e4):
     assert np.mean(hits) >= MC_FLOOR, np.mean(hits)
     # not vacuous: at eta = 0.01 the mapped band is far from the trivial [0, 1]
     assert np.mean(width) < 0.45, np.mean(width)
+    # ... and it is what u.pr_band gives by default (same replicates: same seed)
+    c = sets[0]
+    pb = u.pr_band(c, 1e-2, rgrid, n_boot=B_BOOT, seed=0)
+    ref = u.pr_band_from_roc(
+        u.roc_band(c, n_boot=B_BOOT, seed=0), 1e-2, rgrid, estimate=pb.estimate
+    )
+    np.testing.assert_allclose(pb.low, ref.low)
+    np.testing.assert_allclose(pb.high, ref.high)
+    assert pb.extra["supported"].all()
