@@ -625,3 +625,87 @@ def test_band_validity_mask_is_validated(ax, runs):
         plots.plot_metric_vs_prevalence(
             sweeps, metric_label="AP", ax=ax, bands={"wide": (eta, y, y)}
         )
+
+
+# --------------------------------------------------------------------------- many runs
+@pytest.fixture(scope="module")
+def twenty_runs():
+    """20 runs, as in benchmarks/bench_report.py (small data: the legend is what matters)."""
+    out = {}
+    for i in range(20):
+        y, s = _scores(100 + i, 40, 400, 1.0 + 0.08 * i)
+        out[f"model-{i:02d}"] = RocCounts.from_scores(y, s)
+    return out
+
+
+def _legend_fits(ax) -> tuple[list[str], float]:
+    """Legend texts, after checking the drawn legend lies inside the figure; axes height share."""
+    fig = ax.figure
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig.canvas.draw()  # lay out at the figure's own dpi, then measure at it
+    renderer = fig.canvas.get_renderer()
+    leg = ax.get_legend().get_window_extent(renderer)
+    box = fig.bbox
+    assert leg.x0 >= box.x0 - 1 and leg.y0 >= box.y0 - 1, (leg, box)
+    assert leg.x1 <= box.x1 + 1 and leg.y1 <= box.y1 + 1, (leg, box)
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    return texts, ax.get_window_extent(renderer).height / box.height
+
+
+@pytest.mark.parametrize("n_runs", [3, 20])
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda c, ax: plots.plot_roc(c, ax=ax, iso_slopes=[1.0, 5.0]),
+        lambda c, ax: plots.plot_pr(c, [0.01, 0.001], ax=ax),  # 2 entries per run
+        lambda c, ax: plots.plot_metric_vs_prevalence(
+            {
+                n: (g := metrics.default_prevalence_grid(20), metrics.prevalence_sweep(x, g)["ap"])
+                for n, x in c.items()
+            },
+            metric_label="average precision",
+            ax=ax,
+            test_prevalence=0.09,
+            deployment_prevalences=[1e-3],
+        ),
+    ],
+    ids=["roc", "pr", "sweep"],
+)
+def test_outside_legend_adapts_to_many_runs(twenty_runs, n_runs, draw):
+    counts = dict(list(twenty_runs.items())[:n_runs])
+    ax = plots.new_axes()  # constrained layout
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # e.g. "constrained_layout not applied ... collapsed"
+        draw(counts, ax)
+        plots.figure_to_png(ax.figure)
+        plots.figure_to_svg(ax.figure)
+    texts, share = _legend_fits(ax)
+    for name in counts:
+        assert any(t.startswith(name) for t in texts), name
+    assert share > 0.45  # the plot keeps most of the figure
+    leg = ax.get_legend()
+    if n_runs == 3:  # few entries: unchanged, one column right of the axes at the usual size
+        assert leg._ncols == 1 and leg.get_texts()[0].get_fontsize() == 8.5
+        assert leg.get_window_extent().x0 > ax.get_window_extent().x1
+
+
+def test_many_entries_go_below_and_fixed_layout_uses_columns(twenty_runs):
+    ax = plots.plot_pr(twenty_runs, [0.01, 0.001], ax=plots.new_axes())  # 41 entries
+    height = ax.figure.get_figheight()
+    plots.figure_to_png(ax.figure)
+    leg, box = ax.get_legend().get_window_extent(), ax.get_window_extent()
+    assert leg.y1 < box.y0 and ax.get_legend()._ncols >= 3  # below the axes, in columns
+    assert height > plots._DEFAULT_FIGSIZE[1]  # the one-axes figure grew to make room
+    fixed = plots.new_axes(layout="fixed")
+    plots.plot_pr(twenty_runs, [0.01, 0.001], ax=fixed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plots.figure_to_png(fixed.figure)
+    texts, share = _legend_fits(fixed)
+    assert len(texts) == 41 and fixed.get_legend()._ncols >= 3 and share > 0.45
+    assert fixed.get_legend().get_window_extent().y1 < fixed.get_window_extent().y0
+    # the axes kept their height in inches; the figure grew instead
+    assert fixed.get_position().height * fixed.figure.get_figheight() == pytest.approx(
+        (0.91 - 0.115) * plots._DEFAULT_FIGSIZE[1]
+    )
