@@ -231,6 +231,28 @@ def _prevalence_list(prevalences: Any, arg: str = "prevalences") -> list[float]:
     return [float(v) for v in arr]
 
 
+def _curve_pairs(
+    curves: Any, arg: str, parts: tuple[str, str]
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Validate ``name -> (x, y)``: a non-empty mapping of 1-d float arrays of one length."""
+    x_name, y_name = parts
+    if not isinstance(curves, Mapping) or not curves:
+        raise ValueError(f"{arg} must be a non-empty mapping name -> ({x_name}, {y_name})")
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for name, value in curves.items():
+        if not isinstance(value, (tuple, list)) or len(value) != 2:
+            raise ValueError(f"{arg}[{name!r}] must be ({x_name}, {y_name})")
+        x = np.asarray(value[0], dtype=np.float64)
+        y = np.asarray(value[1], dtype=np.float64)
+        if x.ndim != 1 or y.shape != x.shape:
+            raise ValueError(
+                f"{arg}[{name!r}]: {x_name} and {y_name} must be 1-d of one length, got shapes "
+                f"{x.shape} and {y.shape}"
+            )
+        out[str(name)] = (x, y)
+    return out
+
+
 #: Legend text of the part of a band that is drawn but not claimed (hatched).
 BAND_NOT_VALID_LABEL = "hatched: band not valid there"
 
@@ -1036,23 +1058,11 @@ def plot_metric_vs_prevalence(
     Returns:
         The axes drawn on.
     """
-    if not isinstance(sweeps, Mapping) or not sweeps:
-        raise ValueError("sweeps must be a non-empty mapping name -> (eta, values)")
     if not isinstance(metric_label, str) or not metric_label:
         raise ValueError("metric_label must be a non-empty string")
-    data: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for name, value in sweeps.items():
-        if not isinstance(value, (tuple, list)) or len(value) != 2:
-            raise ValueError(f"sweeps[{name!r}] must be (eta, values)")
-        e = np.asarray(value[0], dtype=np.float64)
-        v = np.asarray(value[1], dtype=np.float64)
-        if e.ndim != 1 or v.shape != e.shape:
-            raise ValueError(
-                f"sweeps[{name!r}]: eta and values must be 1-d of one length, got shapes "
-                f"{e.shape} and {v.shape}"
-            )
+    data = _curve_pairs(sweeps, "sweeps", ("eta", "values"))
+    for name, (e, _) in data.items():
         check_prevalence(e, f"sweeps[{name!r}] eta")
-        data[str(name)] = (e, v)
     names = list(data)
     band_map = _check_bands(bands, names)
     flips: list[tuple[float, str]] = []
@@ -1295,21 +1305,12 @@ def plot_sample_size(
     Returns:
         The axes drawn on.
     """
-    if not isinstance(widths_by_name, Mapping) or not widths_by_name:
-        raise ValueError("widths_by_name must be a non-empty mapping name -> (fpr, width)")
+    data = _curve_pairs(widths_by_name, "widths_by_name", ("fpr", "width"))
     if not (np.isfinite(tolerance) and tolerance > 0):
         raise ValueError(f"tolerance must be positive, got {plain(tolerance)!r}")
-    data = {}
-    for name, value in widths_by_name.items():
-        if not isinstance(value, (tuple, list)) or len(value) != 2:
-            raise ValueError(f"widths_by_name[{name!r}] must be (fpr, width)")
-        f = np.asarray(value[0], dtype=np.float64)
-        w = np.asarray(value[1], dtype=np.float64)
-        if f.ndim != 1 or w.shape != f.shape:
-            raise ValueError(f"widths_by_name[{name!r}]: fpr and width must be 1-d, one length")
+    for name, (f, _) in data.items():
         if np.any(f <= 0) or np.any(f > 1):
             raise ValueError(f"widths_by_name[{name!r}]: fpr must lie in (0, 1]")
-        data[str(name)] = (f, w)
     names = list(data)
     limits: dict[str, float] = {}
     for name, (f, w) in data.items():

@@ -87,6 +87,24 @@ def _assert_matches_sklearn(c, y, s, w=None):
     np.testing.assert_allclose(c.fpr, fpr[idx], rtol=1e-12, atol=1e-15)
 
 
+def _assert_kept_points_and_true_error(
+    c: RocCounts, full: RocCounts, *, rtol: float = 0.0, err_abs: float
+) -> None:
+    """Bounded counts ``c`` against the uncompressed ``full`` ones of the same data.
+
+    Kept thresholds are real scores with the exact counts at them (equal when ``rtol`` is 0),
+    and the recorded error is the true largest error when each threshold is represented by the
+    next lower kept one (RocCounts.reduce's convention), computed here independently.
+    """
+    pos = np.searchsorted(-full.thresholds, -c.thresholds)
+    np.testing.assert_array_equal(full.thresholds[pos], c.thresholds)
+    np.testing.assert_allclose(full.tp[pos], c.tp, rtol=rtol, atol=0)
+    np.testing.assert_allclose(full.fp[pos], c.fp, rtol=rtol, atol=0)
+    rep = np.searchsorted(-c.thresholds, -full.thresholds, side="left")
+    assert c.max_tpr_error == pytest.approx(max(0.0, np.max(c.tpr[rep] - full.tpr)), abs=err_abs)
+    assert c.max_fpr_error == pytest.approx(max(0.0, np.max(c.fpr[rep] - full.fpr)), abs=err_abs)
+
+
 # ---------------------------------------------------------------------------- exactness
 def test_ties_skew_several_partitions_equal_from_scores(spark):
     y, s = _skewed()
@@ -254,13 +272,7 @@ def test_bucket_summaries_and_error_bound(seed, n, levels, n_cuts, parts, weight
     acc = _combine_partition_buckets(table, cuts.size + 1, weighted)
     c = _counts_from_buckets(acc, weighted)
     full = RocCounts.from_scores(y, s, sample_weight=w if weighted else None, compress=False)
-    idx = np.searchsorted(-full.thresholds, -c.thresholds)
-    np.testing.assert_array_equal(full.thresholds[idx], c.thresholds)
-    np.testing.assert_allclose(full.tp[idx], c.tp, rtol=1e-12)
-    np.testing.assert_allclose(full.fp[idx], c.fp, rtol=1e-12)
-    rep = np.searchsorted(-c.thresholds, -full.thresholds, side="left")
-    assert c.max_tpr_error == pytest.approx(max(0.0, np.max(c.tpr[rep] - full.tpr)), abs=1e-12)
-    assert c.max_fpr_error == pytest.approx(max(0.0, np.max(c.fpr[rep] - full.fpr)), abs=1e-12)
+    _assert_kept_points_and_true_error(c, full, rtol=1e-12, err_abs=1e-12)
     assert c.n_thresholds <= cuts.size + 1
 
 
@@ -277,16 +289,7 @@ def test_bounded_mode_exact_counts_and_true_error(spark):
     assert info["mode"] == 1  # many more distinct scores than max_points: quantile buckets
     assert c.n_thresholds <= max_points
     full = RocCounts.from_scores(y, s, compress=False)
-    # Kept thresholds are real scores with the exact counts at them.
-    pos = np.searchsorted(-full.thresholds, -c.thresholds)
-    np.testing.assert_array_equal(full.thresholds[pos], c.thresholds)
-    np.testing.assert_array_equal(full.tp[pos], c.tp)
-    np.testing.assert_array_equal(full.fp[pos], c.fp)
-    # Recorded error = the true largest error when each threshold is represented by the
-    # next lower kept one (RocCounts.reduce's convention), computed here independently.
-    rep = np.searchsorted(-c.thresholds, -full.thresholds, side="left")
-    assert c.max_tpr_error == pytest.approx(np.max(c.tpr[rep] - full.tpr), abs=1e-15)
-    assert c.max_fpr_error == pytest.approx(np.max(c.fpr[rep] - full.fpr), abs=1e-15)
+    _assert_kept_points_and_true_error(c, full, err_abs=1e-15)
     assert 0 < c.max_tpr_error < 4.0 / max_points
     assert 0 < c.max_fpr_error < 4.0 / max_points
     # Weighted (dyadic weights, zero weights included): same guarantees with weighted counts.
@@ -295,13 +298,7 @@ def test_bounded_mode_exact_counts_and_true_error(spark):
     cw = roc_counts_from_spark(dfw, "y", "s", weight_col="w", max_points=max_points)
     fw = RocCounts.from_scores(y, s, sample_weight=w, compress=False)
     assert cw.weighted and cw.n_thresholds <= max_points
-    pos = np.searchsorted(-fw.thresholds, -cw.thresholds)
-    np.testing.assert_array_equal(fw.thresholds[pos], cw.thresholds)
-    np.testing.assert_array_equal(fw.tp[pos], cw.tp)
-    np.testing.assert_array_equal(fw.fp[pos], cw.fp)
-    rep = np.searchsorted(-cw.thresholds, -fw.thresholds, side="left")
-    assert cw.max_tpr_error == pytest.approx(np.max(cw.tpr[rep] - fw.tpr), abs=1e-12)
-    assert cw.max_fpr_error == pytest.approx(np.max(cw.fpr[rep] - fw.fpr), abs=1e-12)
+    _assert_kept_points_and_true_error(cw, fw, err_abs=1e-12)
 
 
 def test_bounded_mode_few_distinct_is_exact(spark):

@@ -77,6 +77,14 @@ _QUANTILE_RELATIVE_ERROR = 1e-4
 
 
 # ---------------------------------------------------------------------------- helpers
+def _score_pos_neg(batch: Any, count_dtype: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Columns (score, pos, neg) of an Arrow record batch as numpy, counts in ``count_dtype``."""
+    s = batch.column(0).to_numpy(zero_copy_only=False)
+    p = batch.column(1).to_numpy(zero_copy_only=False).astype(count_dtype, copy=False)
+    n = batch.column(2).to_numpy(zero_copy_only=False).astype(count_dtype, copy=False)
+    return s, p, n
+
+
 def _quote(name: str) -> str:
     """A column reference that survives dots and backticks in the name."""
     return "`" + name.replace("`", "``") + "`"
@@ -311,9 +319,7 @@ def _cumulate_partitions(weighted: bool) -> Any:
         for b in batches:
             if b.num_rows == 0:
                 continue
-            s = b.column(0).to_numpy(zero_copy_only=False)
-            p = b.column(1).to_numpy(zero_copy_only=False).astype(count_dtype, copy=False)
-            n = b.column(2).to_numpy(zero_copy_only=False).astype(count_dtype, copy=False)
+            s, p, n = _score_pos_neg(b, count_dtype)
             if top is None:
                 top = float(s[0])
             tp = np.cumsum(p)
@@ -458,9 +464,7 @@ def _bucket_partitions(cuts: np.ndarray, weighted: bool) -> Any:
         for b in batches:
             if b.num_rows == 0:
                 continue
-            s = b.column(0).to_numpy(zero_copy_only=False)
-            p = b.column(1).to_numpy(zero_copy_only=False).astype(count_dtype, copy=False)
-            n = b.column(2).to_numpy(zero_copy_only=False).astype(count_dtype, copy=False)
+            s, p, n = _score_pos_neg(b, count_dtype)
             j = np.searchsorted(cuts, s, side="left")
             cur = _empty_buckets(n_buckets, weighted)
             cur["cnt"] = np.bincount(j, minlength=n_buckets).astype(np.int64)
