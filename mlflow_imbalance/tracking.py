@@ -771,12 +771,29 @@ def _pos_of(y: np.ndarray) -> Any:
     return 1 if np.any(labels == 1) else labels[-1]
 
 
+#: A member is deflated only when deflating its first bytes saves at least this share.
+_DEFLATE_MIN_SAVING = 0.10
+_DEFLATE_PROBE_BYTES = 1 << 18
+
+
+def _worth_deflating(arr: np.ndarray) -> bool:
+    """Whether deflate (level 1) shrinks a sample of ``arr``'s bytes by a useful amount."""
+    import zlib
+
+    sample = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)[:_DEFLATE_PROBE_BYTES]
+    if sample.size == 0:
+        return False
+    return len(zlib.compress(sample.tobytes(), 1)) <= (1 - _DEFLATE_MIN_SAVING) * sample.size
+
+
 def _write_scores(path: Path, scores: Scores) -> None:
     """Write ``scores.npz``: a zip of ``.npy`` members (``numpy.load`` reads it as an npz).
 
-    Deflate level 1 rather than ``savez_compressed``'s level 6: scores are mostly incompressible
-    mantissas, so level 6 costs several times the time for a few percent of size. Scores that
-    are exactly float32 (most model outputs) are stored as float32, losslessly; labels as bool.
+    Each member is deflated (level 1) only when a probe of its first 256 KiB shows deflate saves
+    at least 10 %: labels and rounded or low-entropy scores shrink a lot, whereas the mantissas of
+    continuous float64 scores are nearly incompressible and deflating them would cost most of
+    the hook's time for a few percent of size (they are stored). Scores that are exactly float32
+    (most model outputs) are stored as float32, losslessly; labels as bool.
     """
     import zipfile
 
@@ -788,10 +805,15 @@ def _write_scores(path: Path, scores: Scores) -> None:
     }
     if scores.sample_weight is not None:
         arrays["sample_weight"] = np.asarray(scores.sample_weight, dtype=np.float64)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+    with zipfile.ZipFile(path, "w") as zf:
         for key, arr in arrays.items():
+            arr = np.ascontiguousarray(arr)
+            # ZipFile.open(name, "w") takes the archive's current method for the new member
+            deflate = _worth_deflating(arr)
+            zf.compression = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
+            zf.compresslevel = 1 if deflate else None
             with zf.open(f"{key}.npy", "w", force_zip64=True) as fh:
-                np.lib.format.write_array(fh, np.ascontiguousarray(arr), allow_pickle=False)
+                np.lib.format.write_array(fh, arr, allow_pickle=False)
 
 
 def _now() -> float:

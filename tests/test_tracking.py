@@ -441,3 +441,32 @@ def test_sweep_precision_and_f1_at_the_fixed_operating_point(tracking_uri):
         assert prec[j] == pytest.approx(precision_score(y, pred, sample_weight=w), rel=1e-9)
         assert f1[j] == pytest.approx(f1_score(y, pred, sample_weight=w), rel=1e-9)
     assert np.all(np.diff(prec) > 0)  # fixed TPR, FPR: precision rises with prevalence
+
+
+def test_scores_file_deflates_only_members_that_shrink(tmp_path):
+    import zipfile
+
+    from mlflow_imbalance.tracking import Scores, _write_scores
+
+    rng = np.random.default_rng(3)
+    n = 200_000
+    y = rng.random(n) < 0.01
+    continuous = rng.normal(size=n)  # float64 mantissas: deflate cannot save 10 %
+    rounded = np.round(rng.random(n), 2)  # 101 distinct values: compresses well
+    for name, s, score_method in (
+        ("c.npz", continuous, zipfile.ZIP_STORED),
+        ("r.npz", rounded, zipfile.ZIP_DEFLATED),
+    ):
+        path = tmp_path / name
+        _write_scores(path, Scores(y, s, None))
+        with zipfile.ZipFile(path) as zf:
+            methods = {i.filename: i.compress_type for i in zf.infolist()}
+            sizes = {i.filename: (i.compress_size, i.file_size) for i in zf.infolist()}
+        assert methods["y_true.npy"] == zipfile.ZIP_DEFLATED
+        assert methods["y_score.npy"] == score_method
+        if score_method == zipfile.ZIP_DEFLATED:
+            stored, raw = sizes["y_score.npy"]
+            assert stored < 0.9 * raw
+        with np.load(path, allow_pickle=False) as npz:  # plain numpy reads it, exactly
+            np.testing.assert_array_equal(npz["y_true"], y)
+            np.testing.assert_array_equal(npz["y_score"], s)
