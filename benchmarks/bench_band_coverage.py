@@ -7,9 +7,12 @@ grid points the band marks ``supported`` ("supp."), pointwise coverage of AP at 
 prevalences, and the share of grid points supported. "pr" is the default PR band (the ROC band
 mapped through eq. 8, ``u.pr_band``): "pr@0.01" over the whole recall grid at eta = 0.01, "pr
 joint" over the whole recall grid at all 12 prevalences at once (one ROC band per test set);
-"pr sup-t" is the sup-t option (``construction="sup-t"``) at eta = 0.01. Monte-Carlo s.d.
+"pr sup-t" is the sup-t option (``construction="sup-t"``) at eta = 0.01. "<metric> mapped" is
+``u.prevalence_band_from_roc`` from the same ROC band over all 12 prevalences (no support mask),
+"mapped joint" all three metrics at once, "w@eta" its mean width there. Monte-Carlo s.d.
 of a coverage near 0.95 is sqrt(0.95 * 0.05 / R).
-Run: ``python benchmarks/bench_band_coverage.py [R] [B]``.
+Run: ``python benchmarks/bench_band_coverage.py [R] [B] [--mapped]`` (``--mapped``: only the
+ROC band and the bands mapped from it, a few seconds).
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ ETA_POINTS = (1e-4, 1e-3, 1e-2, 0.5)
 PR_ETA = 0.01
 
 
-def run(mu: float, n_pos: int, n_neg: int, r: int, b: int) -> dict[str, str]:
+def run(
+    mu: float, n_pos: int, n_neg: int, r: int, b: int, mapped_only: bool = False
+) -> dict[str, str]:
     m = binormal_model(mu)
     fgrid = np.logspace(np.log10(max(1e-6, 1 / n_neg)), 0, 100)
     rgrid = np.linspace(0.01, 1.0, 100)
@@ -46,6 +51,18 @@ def run(mu: float, n_pos: int, n_neg: int, r: int, b: int) -> dict[str, str]:
         pr_at = u.pr_band_from_roc(rb, PR_ETA, rgrid)
         hit.setdefault("pr@0.01", []).append(covers(pr_at, tr["pr"]))
         hit.setdefault("pr joint", []).append(all(covers(mapped[e], pr_truth[e]) for e in ETA))
+        # AP / PR-AUC / max-F1 vs eta from the same ROC band (prevalence_band_from_roc)
+        joint = True
+        for key in ("ap", "pr_auc", "max_f1"):
+            mb = u.prevalence_band_from_roc(rb, ETA, key)
+            ok = covers(mb, tr[key])
+            joint &= ok
+            hit.setdefault(f"{key} mapped", []).append(ok)
+            hit.setdefault(f"{key} mapped w@1e-4", []).append(mb.high[0] - mb.low[0])
+            hit.setdefault(f"{key} mapped w@0.5", []).append(mb.high[-1] - mb.low[-1])
+        hit.setdefault("mapped joint", []).append(joint)
+        if mapped_only:
+            continue
         band = u.pr_band(c, PR_ETA, n_boot=b, seed=i, construction="sup-t")
         sup = band.extra["supported"]
         hit.setdefault("pr sup-t all", []).append(covers(band, tr["pr"]))
@@ -66,6 +83,8 @@ def run(mu: float, n_pos: int, n_neg: int, r: int, b: int) -> dict[str, str]:
 
 
 def main() -> None:
+    only_mapped = "--mapped" in sys.argv
+    sys.argv = [a for a in sys.argv if a != "--mapped"]
     r = int(sys.argv[1]) if len(sys.argv) > 1 else 500
     b = int(sys.argv[2]) if len(sys.argv) > 2 else 500
     print(
@@ -76,7 +95,7 @@ def main() -> None:
     rows = []
     for mu, n_pos, n_neg in REGIMES:
         t0 = time.perf_counter()
-        res = run(mu, n_pos, n_neg, r, b)
+        res = run(mu, n_pos, n_neg, r, b, only_mapped)
         rows.append((f"mu={mu:g} P={n_pos} N={n_neg}", res, time.perf_counter() - t0))
     cols = list(rows[0][1])
     print("| regime | " + " | ".join(cols) + " | s |")

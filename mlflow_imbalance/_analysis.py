@@ -755,7 +755,7 @@ def _figures(runs, counts, point, opts, chosen, test_prev, grid, rng, flips, pro
                 deployment_range=opts.prevalence_range,
             ),
             f"{label} against η",
-            "flip points marked. " + unc.support_caption(),
+            "flip points marked. " + unc.support_caption(key),
         )
     broc_etas = chosen or sorted(set(test_prev.values()))
     add(
@@ -836,7 +836,14 @@ BOOT_POINTS = 200
 #: Prevalences of the bootstrap bands drawn in the metric-vs-η figures (a subset of the
 #: report's η grid, log-spaced; the curves are smooth in log η, so the band is drawn there).
 BAND_GRID = 50
-#: Legend entry of the part of an AP / PR-AUC / max-F1 band that is not claimed.
+#: Metric-vs-eta bands taken from the ROC band (:func:`uncertainty.prevalence_band_from_roc`):
+#: PR-AUC and max-F1 are monotone in the ROC curve, so the mapped band is simultaneous over eta
+#: with no false-positive support condition. AP keeps its bootstrap band (its ROC-mapped bound
+#: is valid but 0.35-0.5 wide at eta = 0.5 in the binormal study; docs/statistics.md).
+ROC_MAPPED_BANDS = ("pr_auc", "max_f1")
+#: Legend label of those bands.
+ROC_MAPPED_LABEL = "ROC band mapped (simultaneous over η; conservative)"
+#: Legend entry of the part of an AP band that is not claimed.
 NOT_VALID_LABEL = f"hatched: band not valid (< {uncertainty.MIN_FP_SUPPORT} FP support it)"
 #: Pair/metric comparisons whose flips get a significance test (nearest the deployment
 #: prevalences first); unpaired tests reuse the shared replicates and cost milliseconds.
@@ -904,9 +911,11 @@ class _Uncertainty:
             f"Shaded: {conf:.0%} bands. ROC and metric-vs-η bands are simultaneous bootstrap "
             f"sup-t bands over their grid, all from one set of {b} count-bootstrap replicates per "
             "run; each PR band is the ROC band mapped through eq. 8 (valid at every recall and "
-            "η at once). The AP / PR-AUC / max-F1 bands are not valid where fewer than "
-            f"{self.u.MIN_FP_SUPPORT} false positives carry the estimate (drawn hatched); they "
-            f"are computed and drawn on {BAND_GRID} "
+            "η at once), and so are the PR-AUC and max-F1 bands against η (the ROC band's "
+            "envelope curves evaluated at every η: simultaneous over η, conservative, valid "
+            "without false-positive support). The AP band (bootstrap sup-t) is not valid where "
+            f"fewer than {self.u.MIN_FP_SUPPORT} false positives carry the estimate (drawn "
+            f"hatched). Metric-vs-η bands are computed and drawn on {BAND_GRID} "
             "log-spaced η (the curves are smooth in log η), the curves themselves on the full "
             f"grid. Bootstrap resolution: {self._thinning_text()}. P³ bands come from one "
             "Koopman likelihood-ratio interval and hold at every η at once."
@@ -954,9 +963,12 @@ class _Uncertainty:
                     "how": f"ROC: {conf} simultaneous bootstrap sup-t band with a binomial "
                     "(Jeffreys) scale floor for TPR. PR curves: that ROC band mapped through "
                     "eq. 8 (precision is monotone in FPR), so one band holds at every recall and "
-                    f"every η at once. AP / PR-AUC / max-F1 against η: {conf} simultaneous sup-t "
-                    f"bands, NOT valid where fewer than {m} false positives carry the estimate "
-                    "(drawn hatched; the table then prints “interval not valid”)"
+                    "every η at once. PR-AUC and max-F1 against η: the same ROC band's lower and "
+                    "upper envelope curves evaluated at each η (both metrics are monotone in the "
+                    f"ROC curve): {ROC_MAPPED_LABEL}, valid at every η. AP against η: {conf} "
+                    f"simultaneous sup-t band, NOT valid where fewer than {m} false positives "
+                    "carry the estimate (drawn hatched). The table's AP / PR-AUC / max-F1 "
+                    "intervals are bootstrap percentiles and print “interval not valid” there"
                     + (
                         ": " + "; ".join(f"{n} for η ≤ {_fmt_e(e)}" for n, e in bad.items())
                         if bad
@@ -1043,6 +1055,7 @@ class _Uncertainty:
         self.support[name] = (bgrid, fp_band)
         ne = etas.size
         a = (1 - conf) / 2
+        exact_band: dict[str, np.ndarray] = {}
         for key, _ in FLIP_METRICS:
             st = stats[key]
             self.kernel_error = max(self.kernel_error, st.max_error)
@@ -1056,21 +1069,28 @@ class _Uncertainty:
             low, high = u.recentre(band, exact)
             for j in range(ne):
                 out[(key, j)] = (float(low[j]), float(high[j]))
-            # figures: sup-t band over the coarse log-eta grid, re-centred on the exact curve
             exact_b = np.asarray(sweep[key], dtype=float)[bidx]
-            band = u.band_from_replicates(
-                est_thin[ne:], r[:, ne:], bgrid, metric=key, confidence=conf, seed=self.opts.seed
-            )
-            low, high = u.recentre(band, exact_b)
-            label = f"{band.label}, on {bgrid.size} log-spaced η"
-            self._bands.setdefault((key, None), {})[name] = (
-                bgrid,
-                low,
-                high,
-                label,
-                sup_band,
-                NOT_VALID_LABEL,
-            )
+            exact_band[key] = exact_b
+            if key not in ROC_MAPPED_BANDS:
+                # figures: sup-t band over the coarse log-eta grid, re-centred on the exact curve
+                band = u.band_from_replicates(
+                    est_thin[ne:],
+                    r[:, ne:],
+                    bgrid,
+                    metric=key,
+                    confidence=conf,
+                    seed=self.opts.seed,
+                )
+                low, high = u.recentre(band, exact_b)
+                label = f"{band.label}, on {bgrid.size} log-spaced η"
+                self._bands.setdefault((key, None), {})[name] = (
+                    bgrid,
+                    low,
+                    high,
+                    label,
+                    sup_band,
+                    NOT_VALID_LABEL,
+                )
             shift = exact_b - est_thin[ne:]
             self.thin_shift = max(self.thin_shift, float(np.max(np.abs(shift))))
             # flip tests: this run's replicates on the band grid, shifted onto the exact curve
@@ -1097,6 +1117,12 @@ class _Uncertainty:
         )
         self._bands.setdefault(("roc", None), {})[name] = (rb.grid, rb.low, rb.high, rb.label)
         self.roc_bands[name] = rb
+        # PR-AUC and max-F1 against eta from the ROC band's envelope curves (both monotone in
+        # the ROC curve): simultaneous over eta, no false-positive support needed, no hatching
+        for key in ROC_MAPPED_BANDS:
+            mb = u.prevalence_band_from_roc(rb, bgrid, key, estimate=exact_band[key])
+            label = f"{rb.confidence:.0%} band, {ROC_MAPPED_LABEL}, on {bgrid.size} log-spaced η"
+            self._bands.setdefault((key, None), {})[name] = (bgrid, mb.low, mb.high, label)
         # PR bands at every prevalence from the ROC band (Brabec eq. 8 is monotone in FPR):
         # simultaneous over recall AND prevalence, no false-positive support needed
         for e in pr_etas:
@@ -1151,7 +1177,10 @@ class _Uncertainty:
         }
 
     def unsupported(self) -> dict[str, float]:
-        """Per run, the largest band η at which fewer than MIN_FP_SUPPORT FPs carry AP."""
+        """Per run, the largest band η at which fewer than MIN_FP_SUPPORT FPs carry AP.
+
+        The table's AP / PR-AUC / max-F1 percentile intervals are not valid there either.
+        """
         out = {}
         for name, (bgrid, fp) in self.support.items():
             bad = fp < self.u.MIN_FP_SUPPORT
@@ -1159,10 +1188,15 @@ class _Uncertainty:
                 out[name] = float(bgrid[bad].max())
         return out
 
-    def support_caption(self) -> str:
-        """Where the metric-vs-η bands are not valid, and why (figure caption)."""
+    def support_caption(self, key: str = "ap") -> str:
+        """Where the metric-vs-η band of ``key`` is not valid, and why (figure caption)."""
         if not self.opts.n_bootstrap:
             return ""
+        if key in ROC_MAPPED_BANDS:
+            return (
+                f"Band: the ROC band mapped to η ({ROC_MAPPED_LABEL}); valid at every η, with "
+                "no false-positive support needed (docs/statistics.md)."
+            )
         bad = self.unsupported()
         m = self.u.MIN_FP_SUPPORT
         if not bad:

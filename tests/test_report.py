@@ -326,6 +326,35 @@ def test_report_pr_bands_come_from_the_roc_band():
         assert "mapped through eq. 8" in label
 
 
+def test_report_pr_auc_and_max_f1_bands_are_the_mapped_roc_band():
+    """PR-AUC and max-F1 against eta are the ROC band mapped to eta (valid at every eta, not
+    hatched), containing the exact curves; AP keeps its hatched bootstrap band."""
+    from mlflow_imbalance import uncertainty
+    from mlflow_imbalance._analysis import band_indices
+
+    y, s = binormal(1.5, n=2500, prev=0.2, seed=6)
+    c = mi.RocCounts.from_scores(y, s)
+    unc, _, _ = _report_uncertainty(c, "r", [1e-5])
+    rb = unc.roc_bands["r"]
+    grid = np.geomspace(1e-5, 0.5, 60)
+    bgrid = grid[band_indices(grid.size)]
+    for key, fn in (("pr_auc", metrics.pr_auc), ("max_f1", metrics.max_f1)):
+        band = unc.bands_for(key)["r"]
+        assert len(band) == 4  # no validity mask: nothing hatched
+        x, lo, hi, label = band
+        exact = np.atleast_1d(fn(c, bgrid))
+        ref = uncertainty.prevalence_band_from_roc(rb, bgrid, key, estimate=exact)
+        np.testing.assert_allclose(x, bgrid)
+        np.testing.assert_allclose(lo, ref.low)
+        np.testing.assert_allclose(hi, ref.high)
+        assert np.all((lo <= exact) & (exact <= hi))
+        assert "ROC band mapped (simultaneous over η; conservative)" in label
+        assert "valid at every η" in unc.support_caption(key)
+    assert len(unc.bands_for("ap")["r"]) == 6  # AP: bootstrap band with its validity mask
+    rep = build_report({"r": c}, prevalences=[1e-5], n_bootstrap=60, seed=1)
+    assert "ROC band mapped (simultaneous over η; conservative)" in rep.html
+
+
 def test_unsupported_intervals_are_marked_in_table_and_figures():
     """At eta = 1e-5 with ~2000 negatives AP rests on < 20 FPs: no interval is claimed."""
     from mlflow_imbalance import uncertainty

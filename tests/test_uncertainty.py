@@ -945,3 +945,107 @@ def test_pr_band_default_is_the_roc_band_mapped_through_eq8(small_counts):
         u.pr_band(c, 0.01, simultaneous=False)
     pointwise = u.pr_band(c, 0.01, n_boot=50, simultaneous=False, construction="sup-t")
     assert not pointwise.simultaneous
+
+
+# ---------------------------------------------------------------- metric bands from the ROC band
+def _max_tpr_at(c: RocCounts, f: np.ndarray) -> np.ndarray:
+    """Largest TPR the interpolated ROC curve of ``c`` reaches at FPR <= f (independent)."""
+    fz, tz = np.r_[0.0, c.fpr], np.r_[0.0, c.tpr]
+    j = np.searchsorted(fz, f, side="right") - 1
+    j1 = np.minimum(j + 1, fz.size - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lam = np.where(fz[j1] > fz[j], (f - fz[j]) / (fz[j1] - fz[j]), 0.0)
+    return tz[j] + lam * (tz[j1] - tz[j])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    k=st.integers(1, 40),
+    g=st.integers(1, 30),
+    slack=st.floats(0.0, 0.3),
+    ends_at_one=st.booleans(),
+)
+def test_prevalence_band_from_roc_contains_every_curve_inside_the_roc_band(
+    seed, k, g, slack, ends_at_one
+):
+    """Any ROC curve (random counts, ties and vertical/horizontal steps included) that lies in
+    a ROC band at the band's grid FPRs has AP, PR-AUC and max-F1 inside the mapped band at
+    every prevalence (metrics computed by ``metrics``, not by the band code)."""
+    rng = np.random.default_rng(seed)
+    pos = rng.integers(0, 6, k) * (rng.random(k) < 0.8)
+    neg = rng.integers(0, 6, k) * (rng.random(k) < 0.8)
+    pos[0] += 1
+    neg[-1] += 1
+    c = RocCounts(np.arange(k, 0, -1.0), np.cumsum(pos), np.cumsum(neg), pos.sum(), neg.sum())
+    grid = np.unique(np.r_[rng.random(g), [1.0] if ends_at_one else []])
+    grid = grid[grid > 0]
+    t = _max_tpr_at(c, grid)
+    low = np.clip(t - slack * rng.random(grid.size), 0, 1)
+    high = np.clip(t + slack * rng.random(grid.size), 0, 1)
+    roc = u.Band(grid, "fpr", t, low, high, "test band", 0.95, True, "roc")
+    eta = np.logspace(-5, np.log10(0.9), 25)
+    truth = {
+        "ap": metrics.average_precision(c, eta),
+        "pr_auc": metrics.pr_auc(c, eta),
+        "max_f1": metrics.max_f1(c, eta),
+    }
+    for key, val in truth.items():
+        band = u.prevalence_band_from_roc(roc, eta, key)
+        lo, hi = band.extra["envelope_low"], band.extra["envelope_high"]
+        assert np.all(lo <= val + 1e-9), (key, lo - val)
+        assert np.all(val <= hi + 1e-9), (key, val - hi)
+        assert np.all(band.low <= lo) and np.all(band.high >= hi)
+        assert np.all((lo >= -1e-12) & (hi <= 1 + 1e-12))
+
+
+def test_prevalence_band_from_roc_tight_band_is_tight_and_exact():
+    """A zero-width band on a staircase curve: PR-AUC and max-F1 bounds are that curve's
+    values (closed form), so the construction adds nothing beyond the band's width."""
+    f = np.array([0.01, 0.1, 1.0])
+    t = np.array([0.5, 0.8, 1.0])
+    roc = u.Band(f, "fpr", t, t, t, "exact", 0.95, True, "roc")
+    eta = np.array([0.01, 0.3])
+    o = eta / (1 - eta)
+    # lower envelope: vertical steps at 0.01 (0 -> 0.5), 0.1 (0.5 -> 0.8), 1 (0.8 -> 1)
+
+    def seg(a, b, x):
+        return np.array([integrate_quad(lambda r, oo=oo: oo * r / (oo * r + x), a, b) for oo in o])
+
+    pr_lo = seg(0, 0.5, 0.01) + seg(0.5, 0.8, 0.1) + seg(0.8, 1.0, 1.0)
+    pr_hi = 0.5 + seg(0.5, 0.8, 0.01) + seg(0.8, 1.0, 0.1)  # upper: steps at 0, 0.01, 0.1
+    band = u.prevalence_band_from_roc(roc, eta, "pr_auc")
+    np.testing.assert_allclose(band.extra["envelope_low"], pr_lo, rtol=1e-9)
+    np.testing.assert_allclose(band.extra["envelope_high"], pr_hi, rtol=1e-9)
+    f1 = u.prevalence_band_from_roc(roc, eta, "max_f1").extra
+    ref_lo = np.max(2 * o[:, None] * t / (o[:, None] + o[:, None] * t + f), axis=1)
+    ref_hi = np.max(2 * o[:, None] * t / (o[:, None] + o[:, None] * t + np.r_[0, f[:-1]]), axis=1)
+    np.testing.assert_allclose(f1["envelope_low"], ref_lo)
+    np.testing.assert_allclose(f1["envelope_high"], ref_hi)
+
+
+def integrate_quad(fun, a, b):
+    from scipy import integrate
+
+    return integrate.quad(fun, a, b, epsabs=1e-13, epsrel=1e-12)[0]
+
+
+def test_prevalence_band_from_roc_label_and_validation(small_counts):
+    c = small_counts[2]
+    rb = u.roc_band(c, n_boot=50, seed=0)
+    band = u.prevalence_band_from_roc(rb, [1e-3, 0.1], "pr_auc")
+    assert band.simultaneous and band.grid_name == "prevalence" and band.metric == "pr_auc"
+    assert "ROC band mapped (simultaneous over η; conservative)" in band.label
+    assert band.extra["supported"].all() and band.n_boot == 50
+    assert np.all(band.low <= band.estimate) and np.all(band.estimate <= band.high)
+    with pytest.raises(ValueError, match="metric"):
+        u.prevalence_band_from_roc(rb, [0.1], "f1")
+    with pytest.raises(ValueError, match="prevalences"):
+        u.prevalence_band_from_roc(rb, [1.5], "ap")
+    with pytest.raises(ValueError, match="estimate"):
+        u.prevalence_band_from_roc(rb, [0.1, 0.2], "ap", estimate=[0.5])
+    with pytest.raises(ValueError, match="roc"):
+        u.prevalence_band_from_roc(u.prevalence_band(c, n_boot=5), [0.1], "ap")
+    pointwise = u.roc_band(c, n_boot=20, seed=0, simultaneous=False)
+    with pytest.raises(ValueError, match="simultaneous"):
+        u.prevalence_band_from_roc(pointwise, [0.1], "ap")
