@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from mlflow_imbalance.counts import CountsAccumulator, RocCounts, merge_counts
+from mlflow_imbalance.core.counts import CountsAccumulator, RocCounts, merge_counts
 
 __version__ = "0.1.0"
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mlflow_imbalance import metrics, uncertainty
-from mlflow_imbalance.counts import RocCounts
+from mlflow_imbalance.core.counts import RocCounts
 
 logger = logging.getLogger(__name__)
 

@@ -1,26 +1,18 @@
-"""The on-disk format of ROC counts and its validation (numpy only).
-
-``roc_counts.npz`` (format version 1, specified in ``docs/format.md``) is a numpy ``.npz``
-archive readable with ``numpy.load(path, allow_pickle=False)`` alone. Before anything is read,
-the archive's member names and uncompressed sizes are checked, so a foreign or oversized file
-(a zip bomb) is rejected without being inflated; every array invariant of
-:class:`~mlflow_imbalance.counts.RocCounts` is then validated on load.
-"""
+"""Counts files on disk (public, stable names; the format lives in :mod:`.core.format`)."""
 
 from __future__ import annotations
 
-import io
-import logging
 import os
-import tempfile
-import zipfile
 from pathlib import Path
 
-import numpy as np
-
-from mlflow_imbalance.counts import RocCounts
-
-logger = logging.getLogger(__name__)
+from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.core.format import (
+    COUNTS_FILENAME,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    MAX_ARCHIVE_BYTES,
+    write_atomic,
+)
 
 __all__ = [
     "COUNTS_FILENAME",
@@ -33,129 +25,24 @@ __all__ = [
     "write_counts",
 ]
 
-FORMAT_NAME = "mlflow-imbalance/roc-counts"
-FORMAT_VERSION = 1
-COUNTS_FILENAME = "roc_counts.npz"
-#: Largest total uncompressed size accepted on load (1 GiB: ~40 million thresholds).
-MAX_ARCHIVE_BYTES = 1 << 30
-
-_ARRAY_KEYS = ("thresholds", "tp", "fp")
-_SCALAR_KEYS = (
-    "format",
-    "format_version",
-    "n_pos",
-    "n_neg",
-    "weighted",
-    "compressed",
-    "max_tpr_error",
-    "max_fpr_error",
-)
-_EXPECTED_MEMBERS = {f"{k}.npy" for k in _ARRAY_KEYS + _SCALAR_KEYS}
-
 
 def counts_to_bytes(counts: RocCounts) -> bytes:
     """Serialise counts to the bytes of a version-1 ``.npz`` archive."""
     if not isinstance(counts, RocCounts):
         raise TypeError(f"counts must be RocCounts, got {type(counts).__name__}")
-    buf = io.BytesIO()
-    np.savez_compressed(
-        buf,
-        format=np.array(FORMAT_NAME),
-        format_version=np.array(FORMAT_VERSION, dtype=np.int64),
-        thresholds=np.asarray(counts.thresholds, dtype="<f8"),
-        tp=np.asarray(counts.tp, dtype="<f8" if counts.weighted else "<i8"),
-        fp=np.asarray(counts.fp, dtype="<f8" if counts.weighted else "<i8"),
-        n_pos=np.array(counts.n_pos, dtype="<f8" if counts.weighted else "<i8"),
-        n_neg=np.array(counts.n_neg, dtype="<f8" if counts.weighted else "<i8"),
-        weighted=np.array(counts.weighted),
-        compressed=np.array(counts.compressed),
-        max_tpr_error=np.array(counts.max_tpr_error, dtype="<f8"),
-        max_fpr_error=np.array(counts.max_fpr_error, dtype="<f8"),
-    )
-    return buf.getvalue()
-
-
-def write_counts(counts: RocCounts, path: str | os.PathLike[str]) -> Path:
-    """Write counts atomically to ``path`` (a temporary file renamed into place)."""
-    data = counts_to_bytes(counts)
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
-
-
-def _check_archive(zf: zipfile.ZipFile, source: str) -> None:
-    names = set(zf.namelist())
-    missing = _EXPECTED_MEMBERS - names
-    extra = names - _EXPECTED_MEMBERS
-    if missing or extra:
-        raise ValueError(
-            f"{source} is not an mlflow-imbalance counts file: "
-            f"missing {sorted(missing)}, unexpected {sorted(extra)}"
-        )
-    total = sum(info.file_size for info in zf.infolist())
-    if total > MAX_ARCHIVE_BYTES:
-        raise ValueError(
-            f"{source} would inflate to {total} bytes, above the limit of {MAX_ARCHIVE_BYTES}"
-        )
+    return counts.to_bytes()
 
 
 def counts_from_bytes(data: bytes, source: str = "counts archive") -> RocCounts:
     """Parse and validate the bytes of a counts archive."""
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
-        raise ValueError(f"{source} is not a valid .npz (zip) archive: {exc}") from None
-    with zf:
-        _check_archive(zf, source)
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in _ARRAY_KEYS + _SCALAR_KEYS}
-    except ValueError as exc:
-        raise ValueError(f"{source} holds an unreadable array: {exc}") from None
-    fmt = str(arrays["format"])
-    if fmt != FORMAT_NAME:
-        raise ValueError(f"{source} has format {fmt!r}, expected {FORMAT_NAME!r}")
-    version = int(arrays["format_version"])
-    if version != FORMAT_VERSION:
-        raise ValueError(
-            f"{source} has format_version {version}; this mlflow-imbalance reads version "
-            f"{FORMAT_VERSION} (upgrade the package to read newer files)"
-        )
-    for key in _SCALAR_KEYS:
-        if arrays[key].shape != ():
-            raise ValueError(f"{source}: {key} must be a scalar, got shape {arrays[key].shape}")
-    for key in _ARRAY_KEYS:
-        if arrays[key].dtype.kind not in "fi":
-            raise ValueError(f"{source}: {key} must be numeric, got dtype {arrays[key].dtype}")
-    weighted = bool(arrays["weighted"])
-    try:
-        return RocCounts(
-            arrays["thresholds"],
-            arrays["tp"],
-            arrays["fp"],
-            arrays["n_pos"].item(),
-            arrays["n_neg"].item(),
-            compressed=bool(arrays["compressed"]),
-            max_tpr_error=float(arrays["max_tpr_error"]),
-            max_fpr_error=float(arrays["max_fpr_error"]),
-            weighted=weighted,
-        )
-    except ValueError as exc:
-        raise ValueError(f"{source} holds invalid counts: {exc}") from None
+    return RocCounts.from_bytes(data, source)
+
+
+def write_counts(counts: RocCounts, path: str | os.PathLike[str]) -> Path:
+    """Write counts atomically to ``path`` (a temporary file renamed into place)."""
+    return write_atomic(counts_to_bytes(counts), path)
 
 
 def read_counts(path: str | os.PathLike[str]) -> RocCounts:
     """Read and validate a counts file written by :func:`write_counts`."""
-    p = Path(path)
-    size = p.stat().st_size
-    if size > MAX_ARCHIVE_BYTES:
-        raise ValueError(f"{p} is {size} bytes, above the limit of {MAX_ARCHIVE_BYTES}")
-    return counts_from_bytes(p.read_bytes(), source=str(p))
+    return RocCounts.load(path)

@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mlflow_imbalance import metrics
-from mlflow_imbalance._validation import check_cost, check_prevalence, plain
-from mlflow_imbalance.counts import RocCounts
+from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.core.validation import check_cost, check_prevalence, plain
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes

@@ -32,14 +32,14 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from mlflow_imbalance._validation import (
+from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.core.validation import (
     as_1d_array,
     binarize_labels,
     check_prevalence,
     check_same_length,
     check_scores,
 )
-from mlflow_imbalance.counts import RocCounts
 from mlflow_imbalance.uncertainty import (
     _band_from_replicates,
     _check_confidence,

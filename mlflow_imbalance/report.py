@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from mlflow_imbalance.counts import RocCounts
+from mlflow_imbalance.core.counts import RocCounts
 
 logger = logging.getLogger(__name__)
 
@@ -436,7 +436,7 @@ def _options(
     seed: int,
     title: str | None,
 ) -> ReportOptions:
-    from mlflow_imbalance._validation import check_prevalence
+    from mlflow_imbalance.core.validation import check_prevalence
 
     if prevalences is None or prevalences is Ellipsis:
         etas: tuple[float, ...] = ()

@@ -54,8 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from mlflow_imbalance._validation import check_cost, check_max_fpr, plain
-from mlflow_imbalance.counts import RocCounts
+from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.core.validation import check_cost, check_max_fpr, plain
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@ r"""Log ROC counts to MLflow runs and load them back; ``autolog()`` for scikit-l
 
 What :func:`log_scores` / :func:`log_counts` put into a run, under ``imbalance/<name>/``:
 
-- ``roc_counts.npz``: the lossless counts (format: :mod:`mlflow_imbalance.artifacts`);
+- ``roc_counts.npz``: the lossless counts (format: :mod:`mlflow_imbalance.core.format`);
 - ``scores.npz`` (optional, see ``keep_scores``): labels, scores (and weights) in example order,
   compressed, so the report can pair runs on the same examples;
 - ``roc.png``, ``roc_log.png``, ``pr.png``, ``p3.png``, ``broc.png``, ``cost.png``: per-run
@@ -69,7 +69,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mlflow_imbalance import __version__
-from mlflow_imbalance._validation import (
+from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.core.format import COUNTS_FILENAME
+from mlflow_imbalance.core.validation import (
     as_1d_array,
     binarize_labels,
     check_prevalence,
@@ -77,8 +79,6 @@ from mlflow_imbalance._validation import (
     check_scores,
     check_weights,
 )
-from mlflow_imbalance.artifacts import COUNTS_FILENAME, counts_from_bytes, write_counts
-from mlflow_imbalance.counts import RocCounts
 from mlflow_imbalance.summary import (
     SCHEMA_NAME,
     SCHEMA_VERSION,
@@ -887,7 +887,8 @@ def _log(
             )
         for table in (timer.parts, timer.cpu):  # report the intervals apart from the metrics
             table["metrics"] -= table.get("intervals", 0.0)
-        write_counts(counts, data_dir / COUNTS_FILENAME).chmod(0o644)
+        counts.save(data_dir / COUNTS_FILENAME)
+        (data_dir / COUNTS_FILENAME).chmod(0o644)
         roles = {COUNTS_FILENAME: "counts"}
         scores_info = None
         pending = None
@@ -1083,14 +1084,15 @@ def load_counts(run_id: str, name: str = "test", *, tracking_uri: str | None = N
     """Load and validate the counts of ``imbalance/<name>/`` from a run.
 
     The file must match the sha256 in ``summary.json`` and the counts' class totals must match
-    the summary; the counts themselves are validated by :mod:`mlflow_imbalance.artifacts`.
+    the summary; the counts themselves are validated by :mod:`mlflow_imbalance.core.format`.
     """
     name = _check_name(name)
     client = _client(tracking_uri)
     summary = _load_summary(client, run_id, name)
     with tempfile.TemporaryDirectory(prefix="mlflow-imbalance-") as tmp:
         data = _fetch_verified(client, run_id, name, summary, COUNTS_FILENAME, tmp)
-    counts = counts_from_bytes(data, source=f"run {run_id}: {ARTIFACT_ROOT}/{name}/roc_counts.npz")
+    source = f"run {run_id}: {ARTIFACT_ROOT}/{name}/roc_counts.npz"
+    counts = RocCounts.from_bytes(data, source=source)
     if not (
         math.isclose(counts.n_pos, summary["n_pos"])
         and math.isclose(counts.n_neg, summary["n_neg"])

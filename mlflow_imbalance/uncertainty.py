@@ -54,8 +54,8 @@ import numpy as np
 from scipy import stats
 
 from mlflow_imbalance import metrics as _metrics
-from mlflow_imbalance._validation import check_prevalence
-from mlflow_imbalance.counts import RocCounts
+from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.core.validation import check_prevalence
 from mlflow_imbalance.metrics import default_prevalence_grid
 
 logger = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_curve
 
 from mlflow_imbalance import CountsAccumulator, RocCounts, merge_counts
-from mlflow_imbalance import counts as counts_mod
+from mlflow_imbalance.core import _kernels as counts_mod
 
 
 def _data(rng: np.random.Generator, n: int, prevalence: float, decimals: int | None = 1):

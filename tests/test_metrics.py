@@ -507,7 +507,9 @@ def test_prevalence_sweep(data, monkeypatch):
     grid = m.default_prevalence_grid()
     assert grid.size == 200 and grid[0] == pytest.approx(1e-6) and grid[-1] == pytest.approx(0.5)
     assert np.allclose(np.diff(np.log(grid)), np.log(0.5 / 1e-6) / 199)
-    monkeypatch.setattr(m, "_CHUNK_ELEMENTS", 64)  # force many chunks
+    from mlflow_imbalance.core import metrics as core_metrics
+
+    monkeypatch.setattr(core_metrics, "_CHUNK_ELEMENTS", 64)  # force many chunks
     sw = m.prevalence_sweep(c)
     assert set(sw) >= {"prevalence", "ap", "pr_auc", "max_f1", "max_f1_threshold"}
     for i in [0, 57, 199]:

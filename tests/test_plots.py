@@ -22,7 +22,7 @@ from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 
 from mlflow_imbalance import metrics, plots
-from mlflow_imbalance.counts import RocCounts
+from mlflow_imbalance.core.counts import RocCounts
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # only to check that nothing is registered in pyplot
@@ -501,7 +501,7 @@ def test_import_does_not_load_matplotlib():
         "import sys, mlflow_imbalance.plots as p\n"
         "assert 'matplotlib' not in sys.modules, 'imported at module import'\n"
         "import numpy as np\n"
-        "from mlflow_imbalance.counts import RocCounts\n"
+        "from mlflow_imbalance.core.counts import RocCounts\n"
         "p.plot_roc({'a': RocCounts.from_scores([0, 1, 1, 0], [0.1, 0.8, 0.3, 0.2])})\n"
         "assert 'matplotlib' in sys.modules\n"
         "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot used'\n"

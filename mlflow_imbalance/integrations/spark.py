@@ -15,7 +15,7 @@ scores (ties included) without collecting rows, or the table of distinct scores,
    hold disjoint, ordered score ranges.
 4. *One pass per partition* (``mapInArrow``, vectorised numpy over Arrow batches): cumulative
    sums within the partition, then the lossless compression of
-   :meth:`~mlflow_imbalance.counts.RocCounts.compress` applied locally -- keep every threshold
+   :meth:`~mlflow_imbalance.core.counts.RocCounts.compress` applied locally -- keep every threshold
    where positives score, the last of each negatives-only run and the partition's last row (a
    superset of the global compression) -- plus one row with the partition's totals.
 5. *Driver*: the partition totals give each partition's offset (the counts of all higher score
@@ -26,8 +26,8 @@ scores (ties included) without collecting rows, or the table of distinct scores,
 Why the superset re-compresses to the global result: a row dropped locally is a
 negatives-only threshold that is not the last of its run, so its cumulative ``tp`` equals that
 of the previous kept row, and the next kept row belongs to the same negatives-only run; the
-global keep rule (:func:`mlflow_imbalance.counts._keep_mask`) therefore decides every kept row
-the same way with or without the dropped ones.
+global keep rule (:func:`mlflow_imbalance.core._kernels._keep_mask`) therefore decides every
+kept row the same way with or without the dropped ones.
 
 Integer counts are summed as 64-bit integers, so unweighted results are exact. Weighted sums are
 float64 added in Spark's order, which differs from numpy's: results equal ``from_scores`` exactly
@@ -47,8 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mlflow_imbalance._validation import _default_pos_label, plain
-from mlflow_imbalance.counts import RocCounts
+from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.core.validation import _default_pos_label, plain
 
 try:
     import pyarrow as pa

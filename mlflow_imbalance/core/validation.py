@@ -118,7 +118,7 @@ def binarize_labels_with_classes(
     """:func:`binarize_labels` plus the sorted distinct labels (at most two, Python values).
 
     The distinct labels come from the same O(n) pass that checks the labels are binary, so a
-    caller combining batches (:class:`~mlflow_imbalance.counts.CountsAccumulator`) can check
+    caller combining batches (:class:`~mlflow_imbalance.core.counts.CountsAccumulator`) can check
     them across batches with :func:`check_label_union` at no extra cost.
     """
     y = as_1d_array(y_true, name)
