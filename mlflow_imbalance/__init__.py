@@ -14,9 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from mlflow_imbalance._version import __version__
 from mlflow_imbalance.core.counts import CountsAccumulator, RocCounts, merge_counts
-
-__version__ = "0.1.0"
 
 _LAZY = {
     "log_scores": "mlflow_imbalance.tracking",

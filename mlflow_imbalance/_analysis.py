@@ -324,7 +324,7 @@ def build_context(
     warnings.extend(unc.notes)
 
     title = opts.title or (f"Imbalance report: {experiment}" if experiment else "Imbalance report")
-    from mlflow_imbalance import __version__
+    from mlflow_imbalance._version import __version__
 
     return {
         "title": title,

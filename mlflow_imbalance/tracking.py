@@ -68,7 +68,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlflow_imbalance import __version__
+from mlflow_imbalance._version import __version__
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.format import COUNTS_FILENAME
 from mlflow_imbalance.core.validation import (
