@@ -13,7 +13,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import PrecisionRecallDisplay, RocCurveDisplay
 
 import mlflow_imbalance as mi
-from mlflow_imbalance import tracking
+from mlflow_imbalance.tracking import autologging
 
 ORIGINALS = {
     name: getattr(sklearn.metrics, name)
@@ -26,7 +26,7 @@ def autolog_off():
     yield
     mi.autolog(disable=True)
     mlflow.sklearn.autolog(disable=True)
-    tracking._captures.clear()
+    autologging._captures.clear()
 
 
 def _data(n=400, seed=0):

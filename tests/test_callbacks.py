@@ -79,7 +79,7 @@ def test_xgboost_unreachable_server_warns_and_training_finishes(unreachable_trac
 # ------------------------------------------------------------------------------ LightGBM
 
 
-def test_lightgbm_last_iteration_and_early_stopping_method(tracking_uri):
+def test_lightgbm_last_iteration_and_early_stopping_logs_best_iteration(tracking_uri):
     lgb = pytest.importorskip("lightgbm")
     from mlflow_imbalance.integrations.lightgbm import ImbalanceCallback
 
@@ -99,9 +99,10 @@ def test_lightgbm_last_iteration_and_early_stopping_method(tracking_uri):
             valid_sets=[lgb.Dataset(Xv, yv)],
             callbacks=[lgb.early_stopping(2, verbose=False), cb2],
         )
-        if cb2.logged is None:  # early stopping fired: the callback never saw the last round
-            cb2.log_booster(booster)
-    expected = booster.predict(Xv, num_iteration=booster.best_iteration or None)
+    # early stopping fired before round 200: the callback logged the best iteration by itself
+    assert 0 < booster.best_iteration < 200 and booster.current_iteration() < 200
+    assert cb2.logged is not None and cb2.logged.run_id == run.info.run_id
+    expected = booster.predict(Xv, num_iteration=booster.best_iteration)
     _same(mi.load_counts(run.info.run_id, "early"), yv, expected)
 
 

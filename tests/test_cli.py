@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from mlflow_imbalance import metrics, tracking
-from mlflow_imbalance.cli import main
-from mlflow_imbalance.report import _fmt
+from mlflow_imbalance.report.cli import main
+from mlflow_imbalance.report.render import _fmt
 
 
 def _scores(sep: float, seed: int, n: int = 4000, prev: float = 0.05):

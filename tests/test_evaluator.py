@@ -13,7 +13,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 import mlflow_imbalance as mi
-from mlflow_imbalance.evaluator import ImbalanceEvaluator
+from mlflow_imbalance.tracking.evaluator import ImbalanceEvaluator
 
 
 def _frame(n=600, seed=0, classes=2):
@@ -36,8 +36,11 @@ def _log_model(model, X):
 
 def test_entry_point_is_registered():
     eps = {ep.name: ep for ep in entry_points(group="mlflow.model_evaluator")}
-    assert eps["imbalance"].value == "mlflow_imbalance.evaluator:ImbalanceEvaluator"
+    assert eps["imbalance"].value == "mlflow_imbalance.tracking.evaluator:ImbalanceEvaluator"
     assert eps["imbalance"].load() is ImbalanceEvaluator
+    from mlflow_imbalance.evaluator import ImbalanceEvaluator as OldPath
+
+    assert OldPath is ImbalanceEvaluator  # the old import path keeps working
     from mlflow.models.evaluation.evaluator_registry import _model_evaluation_registry
 
     assert "imbalance" in _model_evaluation_registry._registry

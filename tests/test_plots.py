@@ -23,6 +23,9 @@ from matplotlib.figure import Figure
 
 from mlflow_imbalance import metrics, plots
 from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.plots._legend import _LEGEND_WIDTH
+from mlflow_imbalance.plots._style import _DEFAULT_FIGSIZE, _run_styles
+from mlflow_imbalance.plots.roc import _log_densify
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # only to check that nothing is registered in pyplot
@@ -349,7 +352,7 @@ def test_long_band_label_wraps_and_keeps_the_axes_in_a_constrained_figure(runs):
     texts = _legend_texts(ax)
     wrapped = [t for t in texts if t.startswith("shaded:")]
     assert len(wrapped) == 1 and "\n" in wrapped[0]
-    assert max(len(line) for line in wrapped[0].splitlines()) <= plots._LEGEND_WIDTH
+    assert max(len(line) for line in wrapped[0].splitlines()) <= _LEGEND_WIDTH
     assert wrapped[0].replace("\n", " ") == "shaded: " + label
     bbox = ax.get_position()
     assert bbox.width > 0.4  # the axes keep most of the figure's width
@@ -492,7 +495,7 @@ def test_run_colors_deterministic_and_distinct():
     assert plots.run_colors(["model-x"]) == plots.run_colors(("model-x",))
     many = plots.run_colors([f"r{i}" for i in range(20)])
     assert len(many) == 20
-    styles = plots._run_styles([f"r{i}" for i in range(10)])
+    styles = _run_styles([f"r{i}" for i in range(10)])
     assert len({styles[n] for n in styles}) == 10  # colour + dash pattern tell all apart
 
 
@@ -521,7 +524,7 @@ def test_import_does_not_load_matplotlib():
 def test_log_densify_keeps_points_and_stays_on_segments(xs, x_min):
     x = np.sort(np.asarray(xs))
     y = np.linspace(0, 1, x.size)
-    dx, dy = plots._log_densify(x, y, x_min)
+    dx, dy = _log_densify(x, y, x_min)
     # the original points appear in order
     pos = 0
     for xv, yv in zip(x, y, strict=True):
@@ -696,7 +699,7 @@ def test_many_entries_go_below_and_fixed_layout_uses_columns(twenty_runs):
     plots.figure_to_png(ax.figure)
     leg, box = ax.get_legend().get_window_extent(), ax.get_window_extent()
     assert leg.y1 < box.y0 and ax.get_legend()._ncols >= 3  # below the axes, in columns
-    assert height > plots._DEFAULT_FIGSIZE[1]  # the one-axes figure grew to make room
+    assert height > _DEFAULT_FIGSIZE[1]  # the one-axes figure grew to make room
     fixed = plots.new_axes(layout="fixed")
     plots.plot_pr(twenty_runs, [0.01, 0.001], ax=fixed)
     with warnings.catch_warnings():
@@ -707,5 +710,5 @@ def test_many_entries_go_below_and_fixed_layout_uses_columns(twenty_runs):
     assert fixed.get_legend().get_window_extent().y1 < fixed.get_window_extent().y0
     # the axes kept their height in inches; the figure grew instead
     assert fixed.get_position().height * fixed.figure.get_figheight() == pytest.approx(
-        (0.91 - 0.115) * plots._DEFAULT_FIGSIZE[1]
+        (0.91 - 0.115) * _DEFAULT_FIGSIZE[1]
     )

@@ -13,7 +13,8 @@ import pytest
 
 import mlflow_imbalance as mi
 from mlflow_imbalance import metrics
-from mlflow_imbalance.report import RunData, _fmt, build_report, strip_timestamp
+from mlflow_imbalance.report import RunData, build_report, strip_timestamp
+from mlflow_imbalance.report.render import _fmt
 
 XSS_NAME = "<script>alert(1)</script>\"q'uote"
 XSS_TAG = '"><img src=x onerror=alert(2)>'
@@ -269,8 +270,9 @@ def test_template_dir_found():
 # ---------------------------------------------------------------------------- bands in the report
 def _report_uncertainty(c: mi.RocCounts, name: str, prevalences, n_boot: int = 120):
     """The report's own bootstrap stage for one run (the code build_report runs)."""
-    from mlflow_imbalance._analysis import _Uncertainty
-    from mlflow_imbalance.report import _options, _stable_seed
+    from mlflow_imbalance.report.analysis.intervals import _Uncertainty
+    from mlflow_imbalance.report.options import _options
+    from mlflow_imbalance.report.render import _stable_seed
 
     opts = _options(prevalences, None, "test", 1.0, 1.0, 0.95, n_boot, 5, None)
     unc = _Uncertainty(opts, _stable_seed)
@@ -287,8 +289,9 @@ def test_report_roc_band_is_the_tested_roc_band():
     """The report's ROC band is uncertainty.roc_band on the same replicates (binomial floor):
     positive width at high FPR where every replicate has TPR = 1 (it collapsed before)."""
     from mlflow_imbalance import uncertainty
-    from mlflow_imbalance._analysis import BOOT_POINTS, draw_counts
-    from mlflow_imbalance.report import _stable_seed
+    from mlflow_imbalance.report.analysis._common import draw_counts
+    from mlflow_imbalance.report.analysis.intervals import BOOT_POINTS
+    from mlflow_imbalance.report.render import _stable_seed
 
     y, s = binormal(3.0, n=4000, prev=0.05, seed=4)
     c = mi.RocCounts.from_scores(y, s)
@@ -330,7 +333,7 @@ def test_report_pr_auc_and_max_f1_bands_are_the_mapped_roc_band():
     """PR-AUC and max-F1 against eta are the ROC band mapped to eta (valid at every eta, not
     hatched), containing the exact curves; AP keeps its hatched bootstrap band."""
     from mlflow_imbalance import uncertainty
-    from mlflow_imbalance._analysis import band_indices
+    from mlflow_imbalance.report.analysis.intervals import band_indices
 
     y, s = binormal(1.5, n=2500, prev=0.2, seed=6)
     c = mi.RocCounts.from_scores(y, s)
@@ -404,3 +407,48 @@ def test_report_roc_auc_interval_is_delong_and_ties_use_it():
         assert rows["close"]["ci"] != rows["worse"]["ci"] != ""  # an interval is printed
         methods = {m["what"]: m["how"] for m in rep.context["methods"]}
         assert "DeLong" in methods["ROC-AUC"] and "no bootstrap" in methods["ROC-AUC"]
+
+
+def test_options_validated_once_at_the_boundary(monkeypatch):
+    """build_report checks its option values once; the layers below do not re-check them."""
+    from mlflow_imbalance.core import validation
+
+    real = validation._VALIDATED
+
+    class Spy:
+        def __init__(self):
+            self.checked = 0  # option checks that really ran
+            self.skipped = 0  # option checks skipped because the boundary had checked
+
+        def get(self):
+            value = real.get()
+            if value:
+                self.skipped += 1
+            else:
+                self.checked += 1
+            return value
+
+        def set(self, v):
+            return real.set(v)
+
+        def reset(self, token):
+            return real.reset(token)
+
+    spy = Spy()
+    monkeypatch.setattr(validation, "_VALIDATED", spy)
+    rng = np.random.default_rng(3)
+    y = (rng.random(3000) < 0.05).astype(int)
+    runs = {
+        "a": mi.RocCounts.from_scores(y, rng.normal(size=y.size) + y),
+        "b": mi.RocCounts.from_scores(y, rng.normal(size=y.size) + 1.5 * y),
+    }
+    build_report(runs, prevalences=[1e-3, 1e-2], cost_fn=50, n_bootstrap=0)
+    # the boundary: prevalences, cost_fp, cost_fn
+    assert spy.checked <= 4, spy.checked
+    # and the pipeline below did call the (now skipped) checks many times
+    assert spy.skipped > 10, spy.skipped
+    with pytest.raises(ValueError, match="prevalences must lie strictly between 0 and 1"):
+        build_report(runs, prevalences=[0.5, 1.5])
+    with pytest.raises(ValueError, match="prevalences must be a number or a sequence"):
+        build_report(runs, prevalences="0.01")
+    assert not validation.in_validated_block()

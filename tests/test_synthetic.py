@@ -200,7 +200,7 @@ def test_chunked_equals_unchunked_including_sampling():
 
 def test_single_fault_fast_path_agrees_with_general_join():
     # the multi-feature code path, run with m = 1 through the private general join
-    from mlflow_imbalance import synthetic as S
+    from mlflow_imbalance.synthetic import generate as S
 
     rng = np.random.default_rng(5)
     X = np.round(rng.normal(size=(400, 5)) * 4) / 4  # ties on a grid

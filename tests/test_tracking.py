@@ -18,7 +18,9 @@ from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
 
 import mlflow_imbalance as mi
 from mlflow_imbalance import tracking
-from mlflow_imbalance.summary import labels_digest, summary_from_json, validate_summary
+from mlflow_imbalance.tracking._checks import _check_prevalences
+from mlflow_imbalance.tracking.card import _fmt
+from mlflow_imbalance.tracking.summary import labels_digest, summary_from_json, validate_summary
 
 # MLflow's metric-name rule (design.md): [/\w.\- :]
 METRIC_NAME = re.compile(r"^[/\w.\- :]+$")
@@ -305,12 +307,12 @@ def test_card_and_figures(tracking_uri, tmp_path: Path):
     h = res.summary["headline"]
     # the card shows every headline interval and names its method
     lo, hi = h["roc_auc"]["interval"]
-    assert f"[{tracking._fmt(lo)}, {tracking._fmt(hi)}]" in card
+    assert f"[{_fmt(lo)}, {_fmt(hi)}]" in card
     for point in (r[k] for r in h["at_prevalence"] for k in ("ap", "pr_auc", "max_f1")):
         lo, hi = point["interval"]
-        assert f"[{tracking._fmt(lo, 3)}, {tracking._fmt(hi, 3)}]" in card
+        assert f"[{_fmt(lo, 3)}, {_fmt(hi, 3)}]" in card
     assert "DeLong" in card and "count bootstrap" in card and "seed 0" in card
-    assert tracking._fmt(h["operating_point"]["threshold"]) in card
+    assert _fmt(h["operating_point"]["threshold"]) in card
     for key in res.summary["figures"].values():
         assert (Path(local) / key).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     summary = json.loads((Path(local) / "summary.json").read_text())
@@ -337,7 +339,7 @@ def test_eta_label_is_a_valid_metric_component(eta):
 
 def test_close_prevalences_are_rejected():
     with pytest.raises(ValueError, match="share a metric name"):
-        tracking._check_prevalences([1e-3, 1.00001e-3])
+        _check_prevalences([1e-3, 1.00001e-3])
 
 
 @settings(
@@ -446,7 +448,8 @@ def test_sweep_precision_and_f1_at_the_fixed_operating_point(tracking_uri):
 def test_scores_file_deflates_only_members_that_shrink(tmp_path):
     import zipfile
 
-    from mlflow_imbalance.tracking import Scores, _write_scores
+    from mlflow_imbalance.tracking import Scores
+    from mlflow_imbalance.tracking.log import _write_scores
 
     rng = np.random.default_rng(3)
     n = 200_000

@@ -20,6 +20,8 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 
 from mlflow_imbalance import RocCounts, metrics
 from mlflow_imbalance import uncertainty as u
+from mlflow_imbalance.stats import _batch, bands
+from mlflow_imbalance.stats.sample_size import _cp_cv
 
 # ---------------------------------------------------------------------------- rate intervals
 
@@ -250,8 +252,8 @@ def test_precision_uncertainty_reports_both_and_box_width_is_exact():
 def test_required_sample_size_is_minimal():
     need = u.required_sample_size(0.6, 1e-3, max_width=0.1)
     level = math.sqrt(0.95)
-    assert u._cp_cv(need.n_neg, 1e-3, level) <= 0.1 < u._cp_cv(need.n_neg - 1, 1e-3, level)
-    assert u._cp_cv(need.n_pos, 0.6, level) <= 0.1 < u._cp_cv(need.n_pos - 1, 0.6, level)
+    assert _cp_cv(need.n_neg, 1e-3, level) <= 0.1 < _cp_cv(need.n_neg - 1, 1e-3, level)
+    assert _cp_cv(need.n_pos, 0.6, level) <= 0.1 < _cp_cv(need.n_pos - 1, 0.6, level)
     # Poisson intuition: CV ~ z/sqrt(expected FP), z at level sqrt(.95) ~ 2.24 -> ~500 FP
     assert 350 < need.expected_fp < 700
     # fixing the positives trades their precision against the negatives
@@ -326,9 +328,9 @@ def test_count_bootstrap_equals_raw_resampling_in_distribution(small_counts):
         ns = rng.choice(neg, neg.size)
         cc = RocCounts.from_scores(np.r_[np.ones(ps.size), np.zeros(ns.size)], np.r_[ps, ns])
         raw.append(metrics.average_precision(cc, 1e-3))
-    cols = u._positive_columns(c)
+    cols = _batch._positive_columns(c)
     cnt = u.bootstrap_statistic(
-        c, lambda tp, fp: u._ap_batch(tp, fp, c.n_pos, c.n_neg, eta, cols), 1000, seed=5
+        c, lambda tp, fp: _batch._ap_batch(tp, fp, c.n_pos, c.n_neg, eta, cols), 1000, seed=5
     )[:, 0]
     assert stats.ks_2samp(raw, cnt).pvalue > 1e-3
     assert np.std(cnt) == pytest.approx(np.std(raw), rel=0.12)
@@ -380,7 +382,7 @@ def test_binned_ap_within_stated_error_bound():
     exact = u.metric_values(c, "ap", eta)
     for h in (0.01, 0.05):
         approx = u.metric_values(c, "ap", eta, grid_step=h)
-        bound = h * h * u._LOGISTIC_MAX_CURVATURE / 8
+        bound = h * h * _batch._LOGISTIC_MAX_CURVATURE / 8
         err = np.max(np.abs(approx - exact))
         assert err <= bound
         assert err > 0  # it is an approximation
@@ -393,8 +395,9 @@ def test_binned_ap_within_stated_error_bound():
 def test_prevalence_band_sup_t_vs_pointwise(small_counts):
     _, _, c = small_counts
     eta = np.logspace(-4, -0.5, 25)
-    sim = u.prevalence_band(c, "ap", eta, n_boot=300, seed=0)
-    pw = u.prevalence_band(c, "ap", eta, n_boot=300, seed=0, simultaneous=False)
+    kw = {"construction": "bootstrap"}  # the earlier sup-t band, kept as an option
+    sim = u.prevalence_band(c, "ap", eta, n_boot=300, seed=0, **kw)
+    pw = u.prevalence_band(c, "ap", eta, n_boot=300, seed=0, simultaneous=False, **kw)
     assert sim.simultaneous and not pw.simultaneous
     assert "simultaneous" in sim.label and "pointwise" in pw.label
     assert sim.confidence == 0.95 and "sup-t" in sim.method and sim.n_boot == 300
@@ -402,7 +405,7 @@ def test_prevalence_band_sup_t_vs_pointwise(small_counts):
     assert np.all((sim.low >= 0) & (sim.high <= 1))
     assert np.mean(sim.high - sim.low) > np.mean(pw.high - pw.low)
     assert sim.extra["critical_value"] > stats.norm.isf(0.025)
-    again = u.prevalence_band(c, "ap", eta, n_boot=300, seed=0)
+    again = u.prevalence_band(c, "ap", eta, n_boot=300, seed=0, **kw)
     assert np.array_equal(again.low, sim.low)
     np.testing.assert_allclose(sim.estimate, metrics.average_precision(c, eta), atol=1e-12)
 
@@ -512,20 +515,22 @@ def _binormal_counts(n=40_000, seed=2):
 
 def test_fast_pr_auc_and_max_f1_kernels_within_stated_bounds():
     c = _binormal_counts()
-    cols = u._positive_columns(c)
+    cols = _batch._positive_columns(c)
     eta = np.logspace(-6, math.log10(0.5), 40)
     tp, fp = next(iter(u.bootstrap_counts(c, 20, seed=1)))
     tp, fp = tp.astype(float), fp.astype(float)
-    exact = u._pr_auc_batch(tp, fp, c.n_pos, c.n_neg, eta, cols)
-    fast = u._pr_auc_deposit(tp, fp, c.n_pos, c.n_neg, eta, cols, 0.01)
-    assert np.max(np.abs(fast - exact)) <= u._pr_auc_error_bound(0.01)
+    exact = _batch._pr_auc_batch(tp, fp, c.n_pos, c.n_neg, eta, cols)
+    fast = _batch._pr_auc_deposit(tp, fp, c.n_pos, c.n_neg, eta, cols, 0.01)
+    assert np.max(np.abs(fast - exact)) <= _batch._pr_auc_error_bound(0.01)
     # independent reference for one row: the metrics module's exact PR-AUC
-    one = u._pr_auc_deposit(
+    one = _batch._pr_auc_deposit(
         c.tp[None].astype(float), c.fp[None].astype(float), c.n_pos, c.n_neg, eta, cols, 0.01
     )[0]
-    np.testing.assert_allclose(one, metrics.pr_auc(c, eta), atol=u._pr_auc_error_bound(0.01))
-    mf = u._max_f1_fast(tp, fp, c.n_pos, c.n_neg, eta, cols)
-    np.testing.assert_allclose(mf, u._max_f1_batch(tp, fp, c.n_pos, c.n_neg, eta, cols), rtol=1e-12)
+    np.testing.assert_allclose(one, metrics.pr_auc(c, eta), atol=_batch._pr_auc_error_bound(0.01))
+    mf = _batch._max_f1_fast(tp, fp, c.n_pos, c.n_neg, eta, cols)
+    np.testing.assert_allclose(
+        mf, _batch._max_f1_batch(tp, fp, c.n_pos, c.n_neg, eta, cols), rtol=1e-12
+    )
 
 
 def test_bootstrap_statistics_share_one_replicate_set():
@@ -571,7 +576,7 @@ def test_band_from_replicates_rate_n_equals_roc_band():
     assert ones.any() and np.all(plain.low[ones] == 1.0)  # collapsed without the floor
     assert np.all(b.low[ones] < 0.999)
     # an explicit min_scale works the same way, and rate_n is validated
-    floors = u._rate_min_scales(stat.estimate(c), c.n_pos)
+    floors = bands._rate_min_scales(stat.estimate(c), c.n_pos)
     b2 = u.band_from_replicates(stat.estimate(c), reps, stat.grid, min_scale=floors)
     np.testing.assert_array_equal(b2.low, ref.low)
     with pytest.raises(ValueError, match="rate_n must be a positive"):
@@ -766,7 +771,9 @@ def test_bootstrap_intervals_match_a_direct_bootstrap(points):
         "pr_auc": metrics.pr_auc(c, etas),
         "max_f1": metrics.max_f1(c, etas),
     }
-    h = u.headline_intervals(c, etas, exact=exact, n_boot=2000, seed=3, points=points)
+    h = u.headline_intervals(
+        c, etas, exact=exact, n_boot=2000, seed=3, points=points, construction="bootstrap"
+    )
     got, info = h.intervals, h.info
     ref = _direct_bootstrap(y, s, etas, n_boot=800, seed=4)
     for key in ("ap", "max_f1"):
@@ -806,7 +813,9 @@ def test_pr_auc_interval_matches_a_direct_bootstrap():
             ("max_f1", metrics.max_f1),
         )
     }
-    got = u.headline_intervals(c, etas, exact=exact, n_boot=2000, seed=1).intervals
+    got = u.headline_intervals(
+        c, etas, exact=exact, n_boot=2000, seed=1, construction="bootstrap"
+    ).intervals
     rng = np.random.default_rng(2)
     pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
     reps = []
@@ -815,6 +824,102 @@ def test_pr_auc_interval_matches_a_direct_bootstrap():
         reps.append(metrics.pr_auc(RocCounts.from_scores(y[idx], s[idx]), 0.05))
     ref = np.percentile(reps, [2.5, 97.5])
     np.testing.assert_allclose(got["pr_auc"][0], ref, atol=0.12 * (ref[1] - ref[0]))
+
+
+def _direct_bayesian_bootstrap(y, s, etas, n_boot, seed):
+    """Rubin's Bayesian bootstrap of (score, label) pairs with scikit-learn metrics, plus one
+    pseudo-negative of Gamma(1/2) weight scoring above every example (the construction of
+    ``stats.posterior``, built here independently of the counts): each example gets a Gamma(1)
+    weight, each class is normalised to eta / 1 - eta, and AP, max-F1 and PR-AUC are the
+    weighted metrics of that population."""
+    from sklearn.metrics import precision_recall_curve
+
+    rng = np.random.default_rng(seed)
+    yy = np.r_[y, 0]
+    ss = np.r_[s, s.max() + 1.0]
+    is_pos = yy == 1
+    out = {"ap": [], "max_f1": [], "pr_auc": []}
+    for _ in range(n_boot):
+        g = rng.standard_gamma(1.0, size=yy.size)
+        g[-1] = rng.standard_gamma(0.5)
+        rows = {k: [] for k in out}
+        for eta in etas:
+            w = np.where(is_pos, eta * g / g[is_pos].sum(), (1 - eta) * g / g[~is_pos].sum())
+            rows["ap"].append(average_precision_score(yy, ss, sample_weight=w))
+            p, r, _ = precision_recall_curve(yy, ss, sample_weight=w)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                f1 = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
+            rows["max_f1"].append(f1.max())
+            cw = RocCounts.from_scores(yy, ss, sample_weight=w)
+            rows["pr_auc"].append(float(metrics.pr_auc(cw, eta)))
+        for k in out:
+            out[k].append(rows[k])
+    return {k: np.percentile(np.asarray(v), [2.5, 97.5], axis=0).T for k, v in out.items()}
+
+
+@pytest.mark.parametrize("points", [200, 25])
+def test_headline_intervals_match_a_direct_bayesian_bootstrap(points):
+    """The default headline intervals equal an example-level Bayesian bootstrap with the
+    Jeffreys pseudo-negative (scikit-learn metrics, no counts), within Monte-Carlo error."""
+    y, s = _scored(n=1500, prevalence=0.1, seed=22)
+    c = RocCounts.from_scores(y, s)
+    etas = np.array([c.prevalence, 0.02, 1e-3])
+    h = u.headline_intervals(c, etas, n_boot=2000, seed=3, points=points)
+    assert h.info["valid_everywhere"] and h.info["min_support"] == 0
+    assert "Bayesian" in h.method and "Jeffreys" in h.method
+    ref = _direct_bayesian_bootstrap(y, s, etas, n_boot=600, seed=4)
+    exact = {
+        "ap": metrics.average_precision(c, etas),
+        "pr_auc": metrics.pr_auc(c, etas),
+        "max_f1": metrics.max_f1(c, etas),
+    }
+    for key in ("ap", "max_f1", "pr_auc"):
+        width = ref[key][:, 1] - ref[key][:, 0]
+        lo = np.minimum(ref[key][:, 0], exact[key])  # the intervals contain the estimate
+        hi = np.maximum(ref[key][:, 1], exact[key])
+        np.testing.assert_allclose(
+            h.intervals[key], np.column_stack([lo, hi]), atol=float(0.12 * width.max())
+        )
+
+
+def test_prevalence_band_default_is_the_bayesian_credible_band(small_counts):
+    _, _, c = small_counts
+    eta = np.logspace(-4, -0.5, 25)
+    sim = u.prevalence_band(c, "ap", eta, n_boot=400, seed=0)
+    pw = u.prevalence_band(c, "ap", eta, n_boot=400, seed=0, simultaneous=False)
+    assert sim.simultaneous and not pw.simultaneous and "Bayesian" in sim.method
+    assert sim.extra["supported"].all() and sim.extra["pointwise_level"] >= 0.95
+    assert np.all(sim.low <= sim.estimate) and np.all(sim.estimate <= sim.high)
+    assert np.all((sim.low >= 0) & (sim.high <= 1))
+    assert np.all(sim.high - sim.low >= pw.high - pw.low - 1e-12)
+    # simultaneous by construction: >= 95% of the draws lie inside the band everywhere
+    from mlflow_imbalance.stats.bootstrap import metric_statistic
+    from mlflow_imbalance.stats.posterior import bayesian_statistics
+
+    st = metric_statistic(c, "ap", eta)
+    draws = bayesian_statistics(c, {"ap": st}, 400, 0)["ap"]
+    inside = np.all((draws >= sim.low - 1e-12) & (draws <= sim.high + 1e-12), axis=1)
+    assert inside.mean() >= 0.95
+    again = u.prevalence_band(c, "ap", eta, n_boot=400, seed=0)
+    assert np.array_equal(again.low, sim.low) and np.array_equal(again.high, sim.high)
+    np.testing.assert_allclose(sim.estimate, metrics.average_precision(c, eta), atol=1e-12)
+    with pytest.raises(ValueError, match="construction"):
+        u.prevalence_band(c, "ap", eta, construction="nope")
+
+
+def test_bayesian_counts_marginal_is_the_jeffreys_lower_tail():
+    """FPR at a threshold with F false positives of N is Beta(F + 1/2, N - F) in the draws."""
+    c = RocCounts([3.0, 2.0, 1.0], [5, 8, 10], [0, 2, 50], 10, 50)
+    from mlflow_imbalance.stats.posterior import bayesian_counts
+
+    fp = np.concatenate([f for _, f in bayesian_counts(c, 20000, seed=1)])
+    for j, f_obs in enumerate((0, 2)):
+        x = fp[:, j] / 50
+        ks = stats.kstest(x, stats.beta(f_obs + 0.5, 50 - f_obs).cdf)
+        assert ks.pvalue > 1e-3
+    tp = np.concatenate([t for t, _ in bayesian_counts(c, 20000, seed=2)])
+    ks = stats.kstest(tp[:, 0] / 10, stats.beta(5, 5).cdf)
+    assert ks.pvalue > 1e-3
 
 
 def test_roc_auc_interval_is_an_interval_that_pickles():
@@ -857,7 +962,8 @@ def test_thin_for_bootstrap_bounds_and_passthrough():
 
 def test_report_and_logging_hook_share_the_thinning():
     """The report's bootstrap and drawing thinning is uncertainty.thin_for_bootstrap."""
-    from mlflow_imbalance._analysis import BOOT_POINTS, DRAW_POINTS, draw_counts
+    from mlflow_imbalance.report.analysis._common import DRAW_POINTS, draw_counts
+    from mlflow_imbalance.report.analysis.intervals import BOOT_POINTS
     from mlflow_imbalance.tracking import BOOTSTRAP_POINTS
 
     y, s = _scored(n=20000, prevalence=0.3, seed=32)

@@ -59,6 +59,9 @@ def test_wheel_ships_templates_and_renders(tmp_path: Path) -> None:
         from mlflow_imbalance.report import template_dir
         print(mi.__file__)
         print(template_dir())
+        from mlflow_imbalance.tracking.card import _template_env
+        env = _template_env()
+        print(env.loader.get_source(env, "run_card.html.j2")[1])
         rng = np.random.default_rng(0)
         y = rng.random(3000) < 0.1
         c = mi.RocCounts.from_scores(y, rng.normal(size=y.size) + 1.5 * y)
@@ -70,8 +73,11 @@ def test_wheel_ships_templates_and_renders(tmp_path: Path) -> None:
         [str(py), "-I", "-c", code], cwd=tmp_path, capture_output=True, text=True, check=False
     )
     assert res.returncode == 0, res.stderr[-3000:]
-    module_file, tdir = res.stdout.strip().splitlines()[-2:]
+    module_file, tdir, card_template = res.stdout.strip().splitlines()[-3:]
     assert module_file.startswith(str(venv)), module_file
     assert tdir.startswith(str(venv)) and tdir.endswith("mlflow_imbalance/templates"), tdir
+    # the run card (tracking/card.py) finds its template in the installed package too
+    assert card_template.startswith(str(venv)), card_template
+    assert card_template.endswith("mlflow_imbalance/templates/run_card.html.j2"), card_template
     html = out.read_text(encoding="utf-8")
     assert "wheel run" in html and "<script" not in html

@@ -13,11 +13,16 @@ This module works on arrays and plain fields only; :class:`RocCounts` builds its
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
+import math
 import os
+import struct
 import tempfile
 import zipfile
+import zlib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +35,11 @@ __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "MAX_ARCHIVE_BYTES",
+    "MemberSpec",
     "decode",
     "encode",
     "read_archive",
+    "read_npy_archive",
     "write_atomic",
 ]
 
@@ -41,19 +48,6 @@ FORMAT_VERSION = 1
 COUNTS_FILENAME = "roc_counts.npz"
 #: Largest total uncompressed size accepted on load (1 GiB: ~40 million thresholds).
 MAX_ARCHIVE_BYTES = 1 << 30
-
-_ARRAY_KEYS = ("thresholds", "tp", "fp")
-_SCALAR_KEYS = (
-    "format",
-    "format_version",
-    "n_pos",
-    "n_neg",
-    "weighted",
-    "compressed",
-    "max_tpr_error",
-    "max_fpr_error",
-)
-_EXPECTED_MEMBERS = {f"{k}.npy" for k in _ARRAY_KEYS + _SCALAR_KEYS}
 
 
 def encode(counts: Any) -> bytes:
@@ -91,55 +85,312 @@ def write_atomic(data: bytes, path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def _check_archive(zf: zipfile.ZipFile, source: str) -> None:
-    names = set(zf.namelist())
-    missing = _EXPECTED_MEMBERS - names
-    extra = names - _EXPECTED_MEMBERS
-    if missing or extra:
-        raise ValueError(
-            f"{source} is not an mlflow-imbalance counts file: "
-            f"missing {sorted(missing)}, unexpected {sorted(extra)}"
-        )
-    total = sum(info.file_size for info in zf.infolist())
-    if total > MAX_ARCHIVE_BYTES:
-        raise ValueError(
-            f"{source} would inflate to {total} bytes, above the limit of {MAX_ARCHIVE_BYTES}"
-        )
+#: Exception types a malformed zip or ``.npy`` member can raise while being parsed; all of them
+#: become a ``ValueError`` naming the source.
+_PARSE_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OverflowError,
+    MemoryError,
+    NotImplementedError,
+    RuntimeError,
+    OSError,
+    SyntaxError,
+    struct.error,
+    TypeError,
+    ValueError,
+    UnicodeDecodeError,
+)
+_MAX_HEADER_BYTES = 4096
+_UNICODE_MAX_CHARS = 256
 
 
-def decode(data: bytes, source: str = "counts archive") -> dict[str, Any]:
-    """Parse and validate the bytes of a counts archive into ``RocCounts`` fields.
+@dataclasses.dataclass(frozen=True)
+class MemberSpec:
+    """What one ``.npy`` member of an archive may hold.
+
+    Attributes:
+        dtypes: accepted dtype strings (e.g. ``("<i8", "<f8")``); ``"<U"`` accepts any
+            little-endian unicode string up to 256 characters.
+        ndim: 0 for a scalar, 1 for a vector.
+        min_size: smallest accepted number of elements of a vector.
+    """
+
+    dtypes: tuple[str, ...]
+    ndim: int
+    min_size: int = 0
+
+
+_COUNTS_SPEC: dict[str, MemberSpec] = {
+    "format": MemberSpec(("<U",), 0),
+    "format_version": MemberSpec(("<i8",), 0),
+    "thresholds": MemberSpec(("<f8",), 1, 1),
+    "tp": MemberSpec(("<i8", "<f8"), 1, 1),
+    "fp": MemberSpec(("<i8", "<f8"), 1, 1),
+    "n_pos": MemberSpec(("<i8", "<f8"), 0),
+    "n_neg": MemberSpec(("<i8", "<f8"), 0),
+    "weighted": MemberSpec(("|b1",), 0),
+    "compressed": MemberSpec(("|b1",), 0),
+    "max_tpr_error": MemberSpec(("<f8",), 0),
+    "max_fpr_error": MemberSpec(("<f8",), 0),
+}
+
+
+def _dtype_ok(dtype: np.dtype, accepted: tuple[str, ...]) -> bool:
+    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
+        return False
+    if dtype.kind == "U":
+        return (
+            "<U" in accepted
+            and dtype.str.startswith("<U")
+            and (dtype.itemsize // 4 <= _UNICODE_MAX_CHARS)
+        )
+    return dtype.str in accepted
+
+
+def _member_header(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, spec: MemberSpec, source: str
+) -> tuple[tuple[int, ...], np.dtype, int]:
+    """Parse the ``.npy`` header of a member from its first bytes; check it against ``spec``.
 
     Returns:
-        The keyword arguments of ``RocCounts(...)``; building the object checks the array
-        invariants (and the caller names ``source`` in any error).
+        The shape, the dtype and the header's length in bytes. The member's declared
+        uncompressed size must equal header + shape x itemsize exactly, so nothing is allocated
+        from an untrusted shape before the archive itself vouches for it.
     """
+    member = info.filename
+    with zf.open(info) as fh:
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(
+                fh, max_header_size=_MAX_HEADER_BYTES
+            )
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(
+                fh, max_header_size=_MAX_HEADER_BYTES
+            )
+        else:  # pragma: no cover - read_magic accepts any major version byte
+            raise ValueError(f"unsupported .npy version {version}")
+        header_len = fh.tell()
+    if not _dtype_ok(dtype, spec.dtypes):
+        kinds = {d[1] for d in spec.dtypes}
+        what = "numeric" if kinds <= {"i", "f"} else "a boolean" if kinds == {"b"} else "a string"
+        raise ValueError(
+            f"{source}: {member.removesuffix('.npy')} must be {what} ("
+            + " or ".join(repr(d) for d in spec.dtypes)
+            + f"), got dtype {dtype.str!r}"
+        )
+    if len(shape) != spec.ndim or (fortran and len(shape) > 1):
+        want = "a scalar (shape ())" if spec.ndim == 0 else "one-dimensional"
+        raise ValueError(
+            f"{source}: {member.removesuffix('.npy')} must be {want}, got shape {shape}"
+        )
+    if spec.ndim == 1 and shape[0] < spec.min_size:
+        raise ValueError(
+            f"{source}: {member.removesuffix('.npy')} must hold at least {spec.min_size} "
+            f"value(s), got shape {shape}"
+        )
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{source}: member {member} declares a negative shape {shape}")
+    n_items = math.prod(shape)
+    expected = header_len + n_items * dtype.itemsize
+    if expected != info.file_size:
+        raise ValueError(
+            f"{source}: member {member} declares shape {shape} of {dtype.str} "
+            f"({n_items * dtype.itemsize} bytes of data) but the archive lists "
+            f"{info.file_size - header_len} (truncated or crafted file)"
+        )
+    return shape, dtype, header_len
+
+
+def read_npy_archive(
+    data: bytes,
+    members: Mapping[str, MemberSpec],
+    *,
+    source: str,
+    optional: Iterable[str] = (),
+    max_bytes: int = MAX_ARCHIVE_BYTES,
+) -> dict[str, np.ndarray]:
+    """Read the ``.npy`` members of a zip archive safely (no pickle, no unbounded inflation).
+
+    Before anything is decompressed beyond the ``.npy`` headers, checks the member names
+    (exactly ``members``, plus any of ``optional``), the compression method, the total
+    uncompressed size the zip directory declares (at most ``max_bytes``), and, for every member,
+    its dtype (whitelisted), its shape (``ndim``) and that the declared size equals the header
+    plus shape x itemsize. Then each member is read with exactly that many bytes (the zip CRC is
+    verified at the end of each member).
+
+    Args:
+        data: the archive's bytes.
+        members: member key (without ``.npy``) -> :class:`MemberSpec`.
+        source: names the file in error messages.
+        optional: keys of ``members`` that may be absent.
+        max_bytes: limit on the total declared uncompressed size.
+
+    Returns:
+        Key -> array (read-only: a view of the bytes read).
+
+    Raises:
+        ValueError: naming ``source`` and the member, for anything malformed, truncated,
+            oversized or inconsistent.
+    """
+    optional = set(optional)
+    try:
+        return _read_npy_archive(data, members, source, optional, max_bytes)
+    except ValueError as exc:
+        message = str(exc)
+        if source not in message:
+            message = f"{source}: {message}"
+        raise ValueError(message) from None
+    except _PARSE_ERRORS as exc:
+        raise ValueError(
+            f"{source} is not a readable .npz archive ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def _check_archive(
+    zf: zipfile.ZipFile,
+    source: str,
+    members: Mapping[str, MemberSpec] = _COUNTS_SPEC,
+    optional: Iterable[str] = (),
+    max_bytes: int = MAX_ARCHIVE_BYTES,
+) -> list[zipfile.ZipInfo]:
+    """Member names (exactly ``members``) and the declared total size, before any inflation."""
+    optional = set(optional)
+    infos = zf.infolist()
+    names = [i.filename for i in infos]
+    expected = {f"{k}.npy" for k in members}
+    required = {f"{k}.npy" for k in members if k not in optional}
+    missing = required - set(names)
+    extra = set(names) - expected
+    if missing or extra or len(names) != len(set(names)):
+        raise ValueError(
+            f"{source} is not an mlflow-imbalance file: "
+            f"missing {sorted(missing)}, unexpected {sorted(extra)}"
+            + (", duplicated members" if len(names) != len(set(names)) else "")
+        )
+    total = sum(info.file_size for info in infos)
+    if total > max_bytes:
+        raise ValueError(f"{source} would inflate to {total} bytes, above the limit of {max_bytes}")
+    return infos
+
+
+def _read_npy_archive(
+    data: bytes,
+    members: Mapping[str, MemberSpec],
+    source: str,
+    optional: set[str],
+    max_bytes: int,
+) -> dict[str, np.ndarray]:
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as exc:
         raise ValueError(f"{source} is not a valid .npz (zip) archive: {exc}") from None
     with zf:
-        _check_archive(zf, source)
-    try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in _ARRAY_KEYS + _SCALAR_KEYS}
-    except ValueError as exc:
-        raise ValueError(f"{source} holds an unreadable array: {exc}") from None
+        infos = _check_archive(zf, source, members, optional, max_bytes)
+        headers = {}
+        for info in infos:
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                raise ValueError(
+                    f"{source}: member {info.filename} uses zip compression method "
+                    f"{info.compress_type}; only stored and deflated members are read"
+                )
+            if info.flag_bits & 0x1:
+                raise ValueError(f"{source}: member {info.filename} is encrypted")
+            key = info.filename.removesuffix(".npy")
+            headers[key] = (info, *_member_header(zf, info, members[key], source))
+        out: dict[str, np.ndarray] = {}
+        for key, (info, shape, dtype, header_len) in headers.items():
+            nbytes = info.file_size - header_len
+            with zf.open(info) as fh:
+                fh.read(header_len)
+                buf = fh.read(nbytes)
+                if len(buf) != nbytes or fh.read(1):
+                    raise ValueError(f"{source}: member {info.filename} is truncated")
+            out[key] = np.frombuffer(buf, dtype=dtype).reshape(shape)
+    return out
+
+
+def _check_format(arrays: dict[str, np.ndarray], source: str) -> None:
     fmt = str(arrays["format"])
     if fmt != FORMAT_NAME:
-        raise ValueError(f"{source} has format {fmt!r}, expected {FORMAT_NAME!r}")
+        raise ValueError(f"{source} has format {fmt[:100]!r}, expected {FORMAT_NAME!r}")
     version = int(arrays["format_version"])
     if version != FORMAT_VERSION:
+        newer = version > FORMAT_VERSION
         raise ValueError(
             f"{source} has format_version {version}; this mlflow-imbalance reads version "
-            f"{FORMAT_VERSION} (upgrade the package to read newer files)"
+            f"{FORMAT_VERSION}"
+            + (" (upgrade the package to read newer files)" if newer else " (not a valid version)")
         )
-    for key in _SCALAR_KEYS:
-        if arrays[key].shape != ():
-            raise ValueError(f"{source}: {key} must be a scalar, got shape {arrays[key].shape}")
-    for key in _ARRAY_KEYS:
-        if arrays[key].dtype.kind not in "fi":
-            raise ValueError(f"{source}: {key} must be numeric, got dtype {arrays[key].dtype}")
+
+
+def _check_invariants(arrays: dict[str, np.ndarray], source: str) -> None:
+    """docs/format.md invariants the ``RocCounts`` constructor does not check itself."""
+    weighted = bool(arrays["weighted"])
+    kinds = {k: arrays[k].dtype.kind for k in ("tp", "fp", "n_pos", "n_neg")}
+    if not weighted:
+        floats = [k for k, kind in kinds.items() if kind != "i"]
+        if floats:
+            raise ValueError(
+                f"{source}: {floats[0]} has dtype {arrays[floats[0]].dtype.str!r} but the file is "
+                "unweighted (weighted=False): unweighted counts are stored as '<i8'"
+            )
+    else:
+        ints = [k for k, kind in kinds.items() if kind != "f"]
+        if ints:
+            raise ValueError(
+                f"{source}: {ints[0]} has dtype {arrays[ints[0]].dtype.str!r} but the file is "
+                "weighted: weighted counts are stored as '<f8'"
+            )
+    for key in ("max_tpr_error", "max_fpr_error"):
+        value = float(arrays[key])
+        if not (0.0 <= value <= 1.0):
+            raise ValueError(f"{source}: {key} must lie in [0, 1], got {value!r}")
+    exact = float(arrays["max_tpr_error"]) == 0.0 and float(arrays["max_fpr_error"]) == 0.0
+    if exact:
+        for arr_key, total_key in (("tp", "n_pos"), ("fp", "n_neg")):
+            arr = arrays[arr_key]
+            if not (np.all(np.isfinite(arr)) and np.all(arr[1:] >= arr[:-1])):
+                continue  # the RocCounts constructor names the broken cumulative order
+            last = arr[-1].item()
+            total = arrays[total_key].item()
+            if weighted:
+                same = (
+                    math.isfinite(last)
+                    and math.isfinite(total)
+                    and math.isclose(last, total, rel_tol=1e-9, abs_tol=0.0)
+                )
+            else:
+                same = last == total
+            if not same and 0 <= last < total:  # above n_pos: the constructor says so
+                raise ValueError(
+                    f"{source}: {arr_key}[-1]={last!r} must equal {total_key}={total!r} in exact "
+                    "counts (max_tpr_error = max_fpr_error = 0: the lowest threshold is always "
+                    "kept)"
+                )
+
+
+def decode(data: bytes, source: str = "counts archive") -> dict[str, Any]:
+    """Parse and validate the bytes of a counts archive into ``RocCounts`` fields.
+
+    Every member's dtype, shape and declared size are checked before it is read
+    (:func:`read_npy_archive`), then the format, the version and the docs/format.md invariants
+    that the ``RocCounts`` constructor does not check itself (dtype per ``weighted``,
+    ``tp[-1] == n_pos`` and ``fp[-1] == n_neg`` for exact counts, error bounds).
+
+    Returns:
+        The keyword arguments of ``RocCounts(...)``; building the object checks the remaining
+        array invariants (and the caller names ``source`` in any error).
+
+    Raises:
+        ValueError: naming ``source``, for anything malformed, truncated, oversized or
+            inconsistent.
+    """
+    arrays = read_npy_archive(data, _COUNTS_SPEC, source=source)
+    _check_format(arrays, source)
+    _check_invariants(arrays, source)
     return {
         "thresholds": arrays["thresholds"],
         "tp": arrays["tp"],

@@ -2,11 +2,21 @@
 
 Every check raises :class:`ValueError` (or :class:`TypeError` for the wrong kind of object)
 naming the argument and the offending value or count. Nothing is silently dropped or clipped.
+
+**Validated once, at the boundary.** An entry point that checks all of its options up front
+(``build_report`` through ``ReportOptions``, the logging hook) runs the rest of its work inside
+:func:`validated`. There the value checks of options (:func:`check_prevalence`,
+:func:`check_cost`, :func:`check_max_fpr`) only convert their argument and skip re-checking it,
+so the public metric and interval functions the pipeline calls internally do not validate the
+same prevalences again at every layer (the same idea as scikit-learn's
+``skip_parameter_validation``). Data checks (labels, scores, weights) always run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import contextvars
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,7 +32,31 @@ __all__ = [
     "check_scores",
     "check_weights",
     "plain",
+    "validated",
 ]
+
+_VALIDATED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "mlflow_imbalance_validated", default=False
+)
+
+
+@contextlib.contextmanager
+def validated() -> Iterator[None]:
+    """Run a block whose option values were already validated at the public boundary.
+
+    Inside it, :func:`check_prevalence`, :func:`check_cost` and :func:`check_max_fpr` convert
+    without re-checking. Context-local (threads and asyncio tasks each have their own flag).
+    """
+    token = _VALIDATED.set(True)
+    try:
+        yield
+    finally:
+        _VALIDATED.reset(token)
+
+
+def in_validated_block() -> bool:
+    """True inside :func:`validated` (option values were checked at the boundary)."""
+    return _VALIDATED.get()
 
 
 def as_1d_array(values: Any, name: str) -> np.ndarray:
@@ -243,6 +277,8 @@ def check_weights(sample_weight: Any, n: int, name: str = "sample_weight") -> np
 def check_prevalence(prevalence: Any, name: str = "prevalence") -> np.ndarray:
     """Validate one prevalence or an array of them: every value strictly inside (0, 1)."""
     eta = np.asarray(prevalence, dtype=np.float64)
+    if _VALIDATED.get():
+        return eta
     bad = ~((eta > 0) & (eta < 1))  # also catches NaN
     if bad.any():
         first = eta.reshape(-1)[np.flatnonzero(bad.reshape(-1))[0]]
@@ -265,6 +301,8 @@ def check_cost(value: Any, name: str, *, allow_zero: bool = False) -> float:
     the two costs, so they need both positive; rate-only costs (the synthetic evaluation) may
     switch one kind of error off with a zero.
     """
+    if _VALIDATED.get():
+        return float(value)
     want = "a non-negative finite number" if allow_zero else "positive and finite"
     try:
         v = float(value)
@@ -277,6 +315,8 @@ def check_cost(value: Any, name: str, *, allow_zero: bool = False) -> float:
 
 def check_max_fpr(max_fpr: Any, name: str = "max_fpr") -> float:
     """Validate a false-positive-rate limit: a number in (0, 1]."""
+    if _VALIDATED.get():
+        return float(max_fpr)
     try:
         m = float(max_fpr)
     except (TypeError, ValueError):

@@ -211,8 +211,8 @@ def report(
     """
     if experiment is None and not run_ids:
         raise click.UsageError("give --experiment NAME and/or at least one --run-id ID")
-    from mlflow_imbalance import _loading
-    from mlflow_imbalance.report import build_report
+    from mlflow_imbalance.report import load as _loading
+    from mlflow_imbalance.report.build import build_report
 
     progress = _Progress(enabled=not quiet and sys.stderr.isatty())
     try:
@@ -278,7 +278,8 @@ def list_runs(experiment: str, filter_string: str | None, tracking_uri: str | No
     """
     from mlflow.tracking import MlflowClient
 
-    from mlflow_imbalance import _loading, tracking
+    from mlflow_imbalance import tracking
+    from mlflow_imbalance.report import load as _loading
 
     try:
         with _loading.tracking_uri_set(tracking_uri):

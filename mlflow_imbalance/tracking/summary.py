@@ -135,8 +135,11 @@ def _jsonable(value: Any) -> Any:
 
 
 def summary_to_json(summary: Mapping[str, Any]) -> str:
-    """Serialise a summary to strict JSON (sorted keys, NaN/inf written as null)."""
-    return json.dumps(_jsonable(summary), indent=2, sort_keys=True, allow_nan=False) + "\n"
+    """Serialise a summary to strict JSON (keys in the order given, NaN/inf written as null).
+
+    The writer orders a summary to read top-down: schema and headline first, manifest last.
+    """
+    return json.dumps(_jsonable(summary), indent=2, allow_nan=False) + "\n"
 
 
 def summary_from_json(text: str | bytes, source: str = "summary.json") -> dict[str, Any]:
@@ -144,19 +147,72 @@ def summary_from_json(text: str | bytes, source: str = "summary.json") -> dict[s
     if len(text) > MAX_SUMMARY_BYTES:
         raise ValueError(f"{source} is {len(text)} bytes, above the limit of {MAX_SUMMARY_BYTES}")
     try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{source} is not valid JSON: {exc}") from None
+        data = json.loads(text, parse_constant=_reject_constant, parse_int=_bounded_int)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ValueError(f"{source} is not valid JSON: {str(exc)[:200]}") from None
+    except ValueError as exc:
+        raise ValueError(f"{source}: {exc}") from None
     return validate_summary(data, source=source)
+
+
+#: Largest integer accepted anywhere in a summary (counts are int64 on disk).
+_MAX_INT = 2**63 - 1
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name} (NaN and Infinity are not allowed)")
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > 19:  # before int(): a 10**6-digit literal must not be parsed
+        raise ValueError(f"integer {text[:30]}… is out of range")
+    value = int(text)
+    if abs(value) > _MAX_INT:
+        raise ValueError(f"integer {value} is out of range")
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return abs(value) <= _MAX_INT
+    return isinstance(value, float) and math.isfinite(value)
 
 
 def _number(data: Mapping[str, Any], key: str, source: str, *, positive: bool = False) -> float:
     value = data[key]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"{source}: {key} must be a finite number, got {value!r}")
+    if not _is_number(value):
+        raise ValueError(f"{source}: {key} must be a finite number, got {value!r:.60}")
     if positive and value <= 0:
         raise ValueError(f"{source}: {key} must be positive, got {value!r}")
     return float(value)
+
+
+def _check_types(data: Mapping[str, Any], source: str) -> None:
+    """Types of the keys loaders rely on beyond the totals (every one named when wrong)."""
+    for key in ("weighted", "compressed"):
+        if not isinstance(data[key], bool):
+            raise ValueError(f"{source}: {key} must be true or false, got {data[key]!r:.60}")
+    n_thr = data["n_thresholds"]
+    if not (_is_number(n_thr) and isinstance(n_thr, int) and n_thr >= 1):
+        raise ValueError(f"{source}: n_thresholds must be a positive integer, got {n_thr!r:.60}")
+    if not data["weighted"]:
+        for key in ("n_pos", "n_neg"):
+            if not isinstance(data[key], int):
+                raise ValueError(
+                    f"{source}: {key} must be an integer in an unweighted summary, got "
+                    f"{data[key]!r:.60}"
+                )
+    costs = data["costs"]
+    if costs is not None and not (
+        isinstance(costs, dict)
+        and set(costs) == {"fp", "fn"}
+        and all(_is_number(v) and v > 0 for v in costs.values())
+    ):
+        raise ValueError(
+            f"{source}: costs must be null or {{'fp': >0, 'fn': >0}}, got {costs!r:.80}"
+        )
 
 
 def validate_summary(data: Any, source: str = "summary.json") -> dict[str, Any]:
@@ -175,7 +231,9 @@ def validate_summary(data: Any, source: str = "summary.json") -> dict[str, Any]:
         )
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool):
-        raise ValueError(f"{source}: schema_version must be an integer, got {version!r}")
+        raise ValueError(f"{source}: schema_version must be an integer, got {version!r:.60}")
+    if version < 1:
+        raise ValueError(f"{source}: schema_version must be at least 1, got {version!r:.60}")
     if version > SCHEMA_VERSION:
         raise ValueError(
             f"{source} has schema_version {version}; this mlflow-imbalance reads up to "
@@ -186,6 +244,7 @@ def validate_summary(data: Any, source: str = "summary.json") -> dict[str, Any]:
         raise ValueError(f"{source} lacks required key(s) {missing}")
     if not isinstance(data["name"], str) or not data["name"]:
         raise ValueError(f"{source}: name must be a non-empty string, got {data['name']!r}")
+    _check_types(data, source)
     n_pos = _number(data, "n_pos", source, positive=True)
     n_neg = _number(data, "n_neg", source, positive=True)
     prevalence = _number(data, "test_prevalence", source, positive=True)
@@ -195,7 +254,7 @@ def validate_summary(data: Any, source: str = "summary.json") -> dict[str, Any]:
             f"n_neg={n_neg!r}"
         )
     if not isinstance(data["prevalences"], list) or not all(
-        isinstance(p, int | float) and 0 < p < 1 for p in data["prevalences"]
+        _is_number(p) and 0 < p < 1 for p in data["prevalences"]
     ):
         raise ValueError(
             f"{source}: prevalences must be a list of numbers in (0, 1), got "
@@ -215,11 +274,25 @@ def validate_summary(data: Any, source: str = "summary.json") -> dict[str, Any]:
             or not isinstance(entry, dict)
             or not isinstance(entry.get("sha256"), str)
             or len(entry["sha256"]) != 64
+            or not (
+                isinstance(entry.get("bytes", 0), int)
+                and not isinstance(entry.get("bytes", 0), bool)
+                and 0 <= entry.get("bytes", 0) <= _MAX_INT
+            )
         ):
             raise ValueError(f"{source}: bad manifest entry {fname!r}: {entry!r}")
     scores = data["scores"]
-    if scores is not None and (not isinstance(scores, dict) or scores.get("file") not in files):
-        raise ValueError(f"{source}: scores must be null or name a file of the manifest")
+    if scores is not None and (
+        not isinstance(scores, dict)
+        or not isinstance(scores.get("file"), str)
+        or scores["file"] not in files
+        or not (isinstance(scores.get("n"), int) and not isinstance(scores["n"], bool))
+        or not 0 < scores["n"] <= _MAX_INT
+    ):
+        raise ValueError(
+            f"{source}: scores must be null or name a file of the manifest with its number of "
+            f"examples n, got {scores!r:.80}"
+        )
     if not isinstance(data["headline"], dict):
         raise ValueError(f"{source}: headline must be an object")
     if not isinstance(data["extra"], dict):

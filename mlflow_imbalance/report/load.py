@@ -1,10 +1,10 @@
 """Thin loader layer between MLflow runs and the report (the report itself never imports mlflow).
 
 Turns run ids, :class:`mlflow.entities.Run` objects or an experiment search into
-:class:`~mlflow_imbalance.report.RunData` records (counts, summary, params, tags, digest and,
+:class:`~mlflow_imbalance.report.model.RunData` records (counts, summary, params, tags, digest and,
 when the run kept them, raw scores for pairing) using the loaders of
 :mod:`mlflow_imbalance.tracking`. A run that lacks counts under the requested name, or whose
-counts are invalid, becomes a :class:`~mlflow_imbalance.report.SkippedRun` with the reason.
+counts are invalid, becomes a :class:`~mlflow_imbalance.report.model.SkippedRun` with the reason.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from mlflow_imbalance.report import RunData, SkippedRun
+from mlflow_imbalance.report.model import RunData, SkippedRun
 
 logger = logging.getLogger(__name__)
 
@@ -182,6 +182,7 @@ def load_runs(
                     digest=_digest_of(summary),
                     scores=_as_pair(scores),
                     source=f"MLflow run in {exp_names[exp_id]!r}",
+                    experiment_id=str(exp_id),
                 )
             )
         except (MlflowException, ValueError, OSError, KeyError, FileNotFoundError) as exc:

@@ -1,0 +1,93 @@
+"""Figures to bytes: PNG (Agg, no pyplot) and self-contained SVG; releasing figures."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import sys
+from typing import TYPE_CHECKING
+
+from mlflow_imbalance.plots._style import _DEFAULT_DPI, _style
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from matplotlib.figure import Figure
+
+__all__ = ["close_figure", "figure_to_png", "figure_to_svg"]
+
+
+def figure_to_png(fig: Figure, dpi: int = _DEFAULT_DPI, *, close: bool = False) -> bytes:
+    """Render a figure to PNG bytes with the Agg renderer (no pyplot involved).
+
+    Args:
+        fig: the figure.
+        dpi: resolution.
+        close: release the figure afterwards (see :func:`close_figure`).
+
+    Returns:
+        The PNG file's bytes.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    with _style():
+        fig.savefig(
+            buf,
+            format="png",
+            dpi=dpi,
+            metadata={"Software": None},
+            # zlib level 3: files ~1% larger than the default 6, encoding about 3x faster
+            pil_kwargs={"compress_level": 3},
+        )
+    if close:
+        close_figure(fig)
+    return buf.getvalue()
+
+
+_SVG_STRIP = (
+    re.compile(r"<\?xml[^>]*\?>\s*"),
+    re.compile(r"<!DOCTYPE[^>]*>\s*"),
+    re.compile(r"<metadata>.*?</metadata>\s*", re.DOTALL),
+)
+
+
+def figure_to_svg(fig: Figure, *, close: bool = False) -> str:
+    """Render a figure to a self-contained SVG string.
+
+    Text is drawn as paths (no font files), ids are deterministic (a fixed hash salt), and the
+    XML declaration, DOCTYPE (an external DTD reference) and RDF metadata block are removed, so
+    the only URLs left are the SVG and XLink namespace names; the string can be saved as a file
+    or inlined in HTML.
+
+    Args:
+        fig: the figure.
+        close: release the figure afterwards (see :func:`close_figure`).
+
+    Returns:
+        The SVG document as text.
+    """
+    buf = io.StringIO()
+    with _style():
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    if close:
+        close_figure(fig)
+    text = buf.getvalue()
+    for pattern in _SVG_STRIP:
+        text = pattern.sub("", text, count=1)
+    return text
+
+
+def close_figure(fig: Figure) -> None:
+    """Release a figure: close it in pyplot if pyplot manages it, then clear it.
+
+    Figures made by this module are not registered with pyplot and are freed by garbage
+    collection; this also handles figures a user created with pyplot (pyplot is used only if the
+    user already imported it).
+    """
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:  # a no-op for figures pyplot does not manage
+        with contextlib.suppress(Exception):
+            pyplot.close(fig)
+    fig.clear()

@@ -1,0 +1,351 @@
+"""The interactive part of the report: data embedded in the page and Vega-Lite chart specs.
+
+Nothing here draws: the page's script recomputes every η-dependent number from the embedded
+ROC data when the reader moves the prevalence control, and Vega-Lite (inlined, see
+:func:`mlflow_imbalance.report.render.vega_bundle`) draws the charts.
+
+What each run embeds (numbers rounded to 6-7 significant digits, integer counts exact):
+
+- ``hull``: the ROC convex hull vertices as integer counts (TP, FP) and thresholds. Expected
+  cost is linear and F1 at η linear-fractional in (TPR, FPR), so their optimum over all
+  thresholds is attained at a hull vertex: the page computes the cost-optimal and the max-F1
+  operating points at any η exactly;
+- ``sweep``: the criterion metric (AP / PR-AUC) on the report's log-η grid, interpolated
+  linearly in log η by the page (the ranking of AP / PR-AUC between grid points);
+- for the leading runs only (the ones drawn): the ROC curve thinned for drawing, its ROC band,
+  the PR band's FPR bounds at each recall (:func:`mlflow_imbalance.stats.bands.pr_band_from_roc`
+  maps them to precision at any η, exactly as in Python) and the sweep bands.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from mlflow_imbalance.core import curves as _curves
+from mlflow_imbalance.report.analysis._common import draw_counts
+
+logger = logging.getLogger(__name__)
+
+#: ROC points per leading run embedded for drawing (PR and ROC curves).
+DRAW_POINTS = 250
+#: Runs drawn in the charts and listed first in the tables (the rest one click away).
+MAX_LEAD = 10
+#: Recall grid of the PR bands embedded in the page.
+PR_BAND_RECALL = np.linspace(0.01, 1.0, 100)
+_SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
+#: Text of every chart at least this size (px).
+FONT = 12
+
+
+def _r(arr: Any, digits: int = 6) -> list[Any]:
+    """Array → list of floats rounded to ``digits`` significant digits (None for NaN/inf)."""
+    a = np.asarray(arr, dtype=float).ravel()
+    if a.size == 0:
+        return []
+    s = np.char.mod(f"%.{digits}g", a)
+    out = s.astype(float)
+    return [float(x) if math.isfinite(x) else None for x in out.tolist()]
+
+
+def _hull(c: Any) -> dict[str, Any]:
+    h = _curves.convex_hull(c)
+    tp = h.tpr * c.n_pos
+    fp = h.fpr * c.n_neg
+    if not c.weighted:
+        tp, fp = np.round(tp).astype(np.int64).tolist(), np.round(fp).astype(np.int64).tolist()
+    else:
+        tp, fp = _r(tp, 9), _r(fp, 9)
+    return {"tp": tp, "fp": fp, "thr": _r(h.thresholds, 7)}
+
+
+def payload(
+    runs: Sequence[Any],
+    lead: Sequence[str],
+    colors: Mapping[str, str],
+    point: Mapping[str, Mapping[str, Any]],
+    grid: np.ndarray,
+    unc: Any,
+    opts: Any,
+    criterion: str,
+    chosen: Sequence[float],
+    test_prev: Sequence[float],
+    flips: Sequence[Mapping[str, Any]],
+    links: Mapping[str, str],
+) -> dict[str, Any]:
+    """The JSON object the page's script reads (``<script type="application/json">``)."""
+    lead_set = set(lead)
+    out_runs = []
+    for r in runs:
+        c = r.counts
+        p = point[r.name]
+        item: dict[str, Any] = {
+            "name": r.name,
+            "color": colors[r.name],
+            "lead": r.name in lead_set,
+            "n_pos": float(c.n_pos),
+            "n_neg": float(c.n_neg),
+            "hull": _hull(c),
+            "roc_auc": float(p["roc_auc"]),
+            "link": links.get(r.name, ""),
+        }
+        if criterion in ("ap", "pr_auc"):
+            item["sweep"] = _r(p["sweep"][criterion])
+        if r.name in lead_set:
+            d = draw_counts(c, DRAW_POINTS)
+            item["curve"] = {"f": _r(np.r_[0.0, d.fpr]), "t": _r(np.r_[0.0, d.tpr])}
+            item["curve"]["thr"] = _r(np.r_[np.inf, d.thresholds], 6)
+            rb = unc.roc_bands.get(r.name) if unc is not None else None
+            if rb is not None:
+                item["roc_band"] = {"f": _r(rb.grid), "lo": _r(rb.low), "hi": _r(rb.high)}
+                from mlflow_imbalance.stats.bands import pr_band_from_roc
+
+                pb = pr_band_from_roc(rb, 0.5, PR_BAND_RECALL)
+                f_lo, f_hi = pb.extra["fpr_bounds"]
+                item["pr_band"] = {"r": _r(PR_BAND_RECALL), "flo": _r(f_lo), "fhi": _r(f_hi)}
+            item["sweeps"] = {
+                k: _r(p["sweep"][k]) for k in ("ap", "pr_auc", "max_f1") if k in p["sweep"]
+            }
+            if "cost_sweep" in p:
+                item["sweeps"]["cost"] = _r(p["cost_sweep"])
+            bands = {}
+            for k in ("ap", "pr_auc", "max_f1"):
+                b = (unc.bands_for(k) or {}).get(r.name) if unc is not None else None
+                if b is not None:
+                    bands[k] = {"eta": _r(b[0]), "lo": _r(b[1]), "hi": _r(b[2])}
+            item["sweep_bands"] = bands
+        out_runs.append(item)
+    return {
+        "criterion": criterion,
+        "cost_fp": opts.cost_fp,
+        "cost_fn": opts.cost_fn,
+        "confidence": opts.confidence,
+        "grid": _r(grid),
+        "chosen": [float(e) for e in chosen],
+        "test": sorted({float(e) for e in test_prev}),
+        "flips": [
+            {"eta": f["eta_value"], "label": f"{f['metric']}: {f['a']} ⇄ {f['b']}",
+             "metric": f["metric_key"]}
+            for f in flips[:200]
+        ],  # fmt: skip
+        "runs": out_runs,
+    }
+
+
+def to_script_json(obj: Any) -> str:
+    """JSON safe inside ``<script type="application/json">`` (no ``<``, ``>``, ``&`` raw)."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+# ---------------------------------------------------------------------------------- specs
+def _config() -> dict[str, Any]:
+    return {
+        "font": "system-ui, -apple-system, Segoe UI, Roboto, Helvetica, Arial, sans-serif",
+        "axis": {"labelFontSize": FONT, "titleFontSize": FONT, "titleFontWeight": "normal"},
+        "legend": {
+            "labelFontSize": FONT,
+            "titleFontSize": FONT,
+            "orient": "bottom",
+            "columns": 3,
+            "labelLimit": 260,
+            "symbolStrokeWidth": 3,
+        },
+        "title": {"fontSize": FONT + 1, "anchor": "start"},
+        "view": {"stroke": "#d0d7de"},
+    }
+
+
+def _color(lead: Sequence[str], colors: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "field": "run",
+        "type": "nominal",
+        "title": "run (click to hide / show)",
+        "scale": {"domain": list(lead), "range": [colors[n] for n in lead]},
+        "legend": {"symbolType": "stroke"},
+    }
+
+
+_HIDE = {"name": "hide", "select": {"type": "point", "fields": ["run"], "toggle": "true"},
+         "bind": "legend"}  # fmt: skip
+_OPACITY = {"condition": {"param": "hide", "empty": False, "value": 0.05}, "value": 1}
+_BAND_OPACITY = {"condition": {"param": "hide", "empty": False, "value": 0.0}, "value": 0.16}
+
+
+def _base(title: str, height: int = 300) -> dict[str, Any]:
+    return {
+        "$schema": _SCHEMA,
+        "title": title,
+        "width": "container",
+        "height": height,
+        "autosize": {"type": "fit-x", "contains": "padding"},
+        "config": _config(),
+    }
+
+
+def _curve_layers(
+    lead: Sequence[str],
+    colors: Mapping[str, str],
+    data: str,
+    x: dict[str, Any],
+    y: dict[str, Any],
+    band: str | None,
+    tooltip: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    color = _color(lead, colors)
+    layers: list[dict[str, Any]] = []
+    if band is not None:
+        layers.append(
+            {
+                "data": {"name": band},
+                "mark": {"type": "area", "interpolate": "step-after"},
+                "encoding": {
+                    "x": {**x, "field": "x"},
+                    "y": {**y, "field": "lo"},
+                    "y2": {"field": "hi"},
+                    "color": {**color, "legend": None},
+                    "opacity": _BAND_OPACITY,
+                },
+            }
+        )
+    layers.append(
+        {
+            "data": {"name": data},
+            "mark": {"type": "line", "strokeWidth": 2, "clip": True},
+            "params": [_HIDE],
+            "encoding": {
+                "x": {**x, "field": "x"},
+                "y": {**y, "field": "y"},
+                "color": color,
+                "opacity": _OPACITY,
+                "order": {"field": "i", "type": "quantitative"},
+            },
+        }
+    )
+    layers.append(
+        {
+            "data": {"name": data},
+            "mark": {"type": "point", "opacity": 0, "size": 60, "clip": True},
+            "params": [
+                {
+                    "name": f"hover_{data}",
+                    "select": {"type": "point", "on": "pointerover", "nearest": True,
+                               "clear": "pointerout"},
+                }
+            ],  # fmt: skip
+            "encoding": {
+                "x": {**x, "field": "x"},
+                "y": {**y, "field": "y"},
+                "tooltip": tooltip,
+            },
+        }
+    )
+    return layers
+
+
+def specs(
+    lead: Sequence[str],
+    colors: Mapping[str, str],
+    criterion: str,
+    criterion_label: str,
+    eta_range: tuple[float, float],
+    has_bands: bool,
+    costs_given: bool,
+) -> dict[str, dict[str, Any]]:
+    """Vega-Lite specs of the charts, by element id; the page's script fills their data."""
+    q = "quantitative"
+    run_tt = {"field": "run", "type": "nominal", "title": "run"}
+    out: dict[str, dict[str, Any]] = {}
+    # PR at the current prevalence (live)
+    x = {"type": q, "title": "recall", "scale": {"domain": [0, 1]}}
+    y = {"type": q, "title": "precision", "scale": {"domain": [0, 1]}}
+    pr = _base("Precision–recall at the chosen η (moves with the control)")
+    pr["layer"] = _curve_layers(
+        lead, colors, "pr", x, y, "prband" if has_bands else None,
+        [run_tt, {"field": "x", "type": q, "title": "recall", "format": ".3f"},
+         {"field": "y", "type": q, "title": "precision", "format": ".4~g"},
+         {"field": "thr", "type": q, "title": "threshold", "format": ".4~g"}],
+    )  # fmt: skip
+    pr["layer"].append(
+        {
+            "data": {"name": "op"},
+            "mark": {"type": "point", "filled": True, "size": 90, "shape": "diamond",
+                     "stroke": "#000", "strokeWidth": 0.8},
+            "encoding": {
+                "x": {**x, "field": "x"},
+                "y": {**y, "field": "y"},
+                "color": {**_color(lead, colors), "legend": None},
+                "opacity": _OPACITY,
+                "tooltip": [run_tt, {"field": "what", "type": "nominal", "title": "point"},
+                            {"field": "x", "type": q, "title": "recall", "format": ".3f"},
+                            {"field": "y", "type": q, "title": "precision", "format": ".4~g"}],
+            },
+        }
+    )  # fmt: skip
+    out["chart-pr"] = pr
+    # ROC, log FPR (prevalence-free)
+    xr = {"type": q, "title": "false-positive rate (log)", "scale": {"type": "log"}}
+    yr = {"type": q, "title": "true-positive rate (recall)", "scale": {"domain": [0, 1]}}
+    roc = _base("ROC, log FPR (prevalence-free; the low-FPR end decides precision at small η)")
+    roc["layer"] = _curve_layers(
+        lead, colors, "roc", xr, yr, "rocband" if has_bands else None,
+        [run_tt, {"field": "x", "type": q, "title": "FPR", "format": ".3~e"},
+         {"field": "y", "type": q, "title": "TPR", "format": ".3f"},
+         {"field": "thr", "type": q, "title": "threshold", "format": ".4~g"}],
+    )  # fmt: skip
+    out["chart-roc"] = roc
+    # the criterion (and AP) against eta, with the current eta as a rule
+    xe = {"type": q, "title": "prevalence η (log)", "scale": {"type": "log",
+          "domain": [eta_range[0], eta_range[1]]}}  # fmt: skip
+    keys = [criterion] if criterion != "roc_auc" else ["ap"]
+    if costs_given and "ap" not in keys:
+        keys.append("ap")
+    labels = {"cost": "expected cost per case", "ap": "AP", "pr_auc": "PR-AUC",
+              "max_f1": "max-F1"}  # fmt: skip
+    for k in keys:
+        ye = {"type": q, "title": labels[k]}
+        if k == "cost":
+            ye["scale"] = {"type": "log"}
+        sp = _base(f"{labels[k]} against η (dashed: chosen η; red ticks: ranking flips)", 280)
+        sp["layer"] = [
+            {
+                "data": {"name": "rules"},
+                "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#57606a"},
+                "encoding": {"x": {**xe, "field": "eta"},
+                             "tooltip": [{"field": "label", "type": "nominal"}]},
+            },
+            {
+                "data": {"name": f"flips_{k}"},
+                "mark": {"type": "tick", "color": "#a40e26", "thickness": 2, "size": 14,
+                         "orient": "vertical"},
+                "encoding": {"x": {**xe, "field": "eta"}, "y": {"value": 0},
+                             "tooltip": [{"field": "label", "type": "nominal", "title": "flip"},
+                                         {"field": "eta", "type": q, "title": "η*",
+                                          "format": ".3~e"}]},
+            },
+            *_curve_layers(
+                lead, colors, f"sweep_{k}", xe, ye,
+                f"sweepband_{k}" if has_bands and k != "cost" else None,
+                [run_tt, {"field": "x", "type": q, "title": "η", "format": ".3~e"},
+                 {"field": "y", "type": q, "title": labels[k], "format": ".4~g"}],
+            ),
+            {
+                "data": {"name": "cur"},
+                "mark": {"type": "rule", "color": "#0b5cad", "strokeWidth": 2},
+                "encoding": {"x": {**xe, "field": "eta"}},
+            },
+        ]  # fmt: skip
+        out[f"chart-sweep-{k}"] = sp
+    del criterion_label
+    return out

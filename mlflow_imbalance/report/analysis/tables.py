@@ -1,0 +1,261 @@
+"""The summary and sample-size adequacy tables of the report context."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from mlflow_imbalance.report.analysis._common import (
+    _METRIC_FN,
+    _rank,
+)
+from mlflow_imbalance.stats.bands import MIN_FP_SUPPORT
+
+logger = logging.getLogger(__name__)
+
+
+_COLS = (
+    ("ap", "AP", "average precision at η (step interpolation)"),
+    ("pr_auc", "PR-AUC", "area under the PR curve at η (ROC-segment interpolation)"),
+    ("max_f1", "max-F1", "largest F1 over thresholds at η"),
+    ("precision", "Precision", "precision at the operating point at η (Koopman interval)"),
+    ("recall", "Recall", "recall (TPR) at the operating point (Clopper–Pearson interval)"),
+)
+
+
+def _cell_values(p: Mapping[str, Any], key: str, j: int) -> tuple[float, Any, Any]:
+    if key == "precision":
+        lo, hi = p["op_precision_ci"][j] or (None, None)
+        return float(p["op_precision"][j]), lo, hi
+    if key == "recall":
+        lo, hi = p["op_recall_ci"][j] or (None, None)
+        return float(p["op_tpr"][j]), lo, hi
+    if key == "cost":
+        ci = p["boot"].get(("cost", j))
+        return float(p["cost"][j]), *(ci or (None, None))
+    ci = p["boot"].get((key, j))
+    if ci is not None and _fp_short(p, j) is not None:
+        ci = None  # not valid there: neither shown as an interval nor used for ties
+    return float(p[key][j]), *(ci or (None, None))
+
+
+def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead):
+    """One table per prevalence (deployment prevalences first), runs as rows, best first."""
+    cols = list(_COLS)
+    per_of = {}
+    if opts.costs_given:
+        cols.append(("cost", "Exp. cost", "lowest expected cost at η, per N cases"))
+    names = [r.name for r in runs]
+    by_name = {r.name: r for r in runs}
+    crit = "cost" if opts.costs_given else opts.primary_metric
+    out = []
+    order_j = [*[(1 + i, e, "deployment") for i, e in enumerate(chosen)], (0, None, "test")]
+    for j, eta, kind in order_j:
+        if eta is not None and eta in orders:
+            order = list(orders[eta])
+        else:
+            vals = {
+                n: (point[n]["roc_auc"] if crit == "roc_auc" else float(point[n][crit][j]))
+                for n in names
+            }
+            sign = 1 if crit == "cost" else -1
+            order = sorted(names, key=lambda n: (sign * vals[n], names.index(n)))
+        ref_eta = eta if eta is not None else float(point[names[0]]["etas"][0])
+        per = 10_000 if ref_eta >= 1e-3 else 1_000_000
+        per_of[j] = per
+        columns = []
+        for key, label, title in cols:
+            lab = f"{label} per {per:,}" if key == "cost" else label
+            columns.append({"key": key, "label": lab, "title": title, "criterion": key == crit})
+        matrix = {key: [_cell_values(point[n], key, j) for n in order] for key, _, _ in cols}
+        cell_rows: dict[str, list[dict[str, Any]]] = {n: [] for n in order}
+        footnotes: list[str] = []
+        for key, _, _ in cols:
+            vals = matrix[key]
+            higher = key != "cost"
+            v = [x[0] for x in vals]
+            ranks = _rank(v, higher_better=higher)
+            finite = [i for i, x in enumerate(v) if math.isfinite(x)]
+            best_i = None
+            if finite:
+                best_i = (max if higher else min)(finite, key=lambda i: v[i] * (1 if higher else 1))
+            for i, n in enumerate(order):
+                val, lo, hi = vals[i]
+                is_best = best_i is not None and ranks[i] == 1 and len(order) > 1
+                tie = False
+                if not is_best and best_i is not None and lo is not None and hi is not None:
+                    b_lo, b_hi = vals[best_i][1], vals[best_i][2]
+                    if b_lo is not None and b_hi is not None:
+                        tie = (hi >= b_lo) if higher else (lo <= b_hi)
+                classes = []
+                if key == crit:
+                    classes.append("crit")
+                if is_best:
+                    classes.append("best")
+                elif tie:
+                    classes.append("tie")
+                scale = per if key == "cost" else 1
+                mark, note_title, invalid = "", "", False
+                short = _fp_short(point[n], j) if key in _METRIC_FN else None
+                if short is not None:
+                    invalid = True
+                    mark = "†"
+                    alt = point[n]["f1_box"][j]
+                    exact = (
+                        f"F1 at the operating point {fci(*alt)} (Clopper–Pearson box, exact)"
+                        if key == "max_f1" and alt is not None
+                        else "precision at the operating point (Koopman interval, exact at "
+                        "every η)"
+                    )
+                    note_title = (
+                        f"interval not valid: {short:.0f} FP at this η carry the estimate. The "
+                        "bootstrap cannot create unseen false positives, so no valid interval "
+                        f"is shown. Exact alternative: {exact}."
+                    )
+                cell_rows[n].append(
+                    {
+                        "value": fmt(val * scale, 4),
+                        "ci": fci(None if lo is None else lo * scale,
+                                  None if hi is None else hi * scale),
+                        "rank": ranks[i] if len(order) > 1 else None,
+                        "best": is_best,
+                        "tie": tie,
+                        "invalid": invalid,
+                        "mark": mark,
+                        "classes": " ".join(classes),
+                        "title": note_title,
+                    }
+                )  # fmt: skip
+        short_runs = [
+            (n, _fp_short(point[n], j)) for n in order if _fp_short(point[n], j) is not None
+        ]
+        if short_runs:
+            footnotes.append(
+                "† No valid interval for AP / PR-AUC / max-F1: at this η these estimates are "
+                f"carried by fewer than {MIN_FP_SUPPORT} false positives ("
+                + ", ".join(f"{n}: interval not valid: {fp:.0f} FP at this η" for n, fp in
+                            short_runs[:6])
+                + (f", and {len(short_runs) - 6} more" if len(short_runs) > 6 else "")
+                + "), where the bootstrap interval does not cover (docs/statistics.md, "
+                "“Coverage”). Exact alternative: precision at the operating point (Koopman) and "
+                "F1 at its threshold (Clopper–Pearson box), both valid at every η."
+            )  # fmt: skip
+        rows = []
+        lead_set = set(lead)
+        for k, n in enumerate(order):
+            r = by_name[n]
+            p = point[n]
+            fp_op = float(p["op_fp"][j])
+            thr = float(p["op_threshold"][j])
+            rows.append(
+                {
+                    "name": n,
+                    "color": colors[n],
+                    "synthesized": r.synthesized,
+                    "lead": n in lead_set,
+                    "shown": k < 12 or n in lead_set,
+                    "cells": cell_rows[n],
+                    "op": (
+                        f"threshold {fmt(thr, 4)}, {fmt(fp_op, 6)} false positive"
+                        f"{'' if fp_op == 1 else 's'} at this point"
+                        if math.isfinite(thr)
+                        else "flags nothing (0 false positives at this point)"
+                    ),
+                }
+            )
+        out.append(
+            {
+                "id": f"t-{j}",
+                "kind": kind,
+                "eta_value": repr(float(ref_eta)),
+                "label": (
+                    f"η = {feta(eta)}" if eta is not None else f"Test prevalence ({feta(ref_eta)})"
+                ),
+                "columns": columns,
+                "rows": rows,
+                "n_hidden": sum(1 for r in rows if not r["shown"]),
+                "footnotes": footnotes,
+            }
+        )
+    return out
+
+
+def _roc_rows(runs, point, colors, fmt, fci, unc, conf) -> list[dict[str, Any]]:
+    """ROC-AUC per run with DeLong's interval; a tie with the best run by DeLong's test."""
+    from mlflow_imbalance.report.analysis.verdict import _paired
+    from mlflow_imbalance.stats.compare import delong_test, delong_test_unpaired
+
+    names = [r.name for r in runs]
+    vals = [point[n]["roc_auc"] for n in names]
+    ranks = _rank(vals)
+    best_i = int(max(range(len(vals)), key=lambda i: vals[i]))
+    best = runs[best_i]
+    rows = []
+    for i, r in enumerate(runs):
+        lo, hi = point[r.name]["boot"].get(("roc_auc", None)) or (None, None)
+        is_best = ranks[i] == 1 and len(runs) > 1
+        tie, p_txt = False, ""
+        if not is_best and len(runs) > 1 and not (r.counts.weighted or best.counts.weighted):
+            try:
+                if _paired(best, r):
+                    t = delong_test(best.scores[0], best.scores[1], r.scores[1], confidence=conf)
+                else:
+                    t = delong_test_unpaired(best.counts, r.counts, confidence=conf)
+                tie = not t.significant()
+                p_txt = f"p = {t.p_value:.3g} ({'paired' if t.paired else 'unpaired'} DeLong)"
+            except ValueError as exc:
+                p_txt = f"not tested: {exc}"
+        rows.append(
+            {
+                "name": r.name,
+                "color": colors[r.name],
+                "value": fmt(vals[i]),
+                "ci": fci(lo, hi),
+                "rank": ranks[i] if len(runs) > 1 else None,
+                "best": is_best,
+                "tie": tie,
+                "classes": "best" if is_best else ("tie" if tie else ""),
+                "test": p_txt,
+            }
+        )
+    return rows
+
+
+def _fp_short(p: Mapping[str, Any], j: int) -> float | None:
+    """False positives behind AP / PR-AUC / max-F1 at the table's j-th η when too few."""
+    fp = p["boot"].get(("fp_support", j))
+    if fp is None or fp[0] >= MIN_FP_SUPPORT:
+        return None
+    return fp[0]
+
+
+# ---------------------------------------------------------------------------------- adequacy
+def _adequacy_rows(runs, point, chosen, feta, fmt, fint) -> list[dict[str, Any]]:
+    rows = []
+    for r in runs:
+        p = point[r.name]
+        for j, eta in enumerate(p["etas"]):
+            a = p["adequacy"][j]
+            if a is None:
+                continue
+            rows.append(
+                {
+                    "run": r.name,
+                    "eta": feta(eta) + (" (test)" if j == 0 else ""),
+                    "op": f"TPR {fmt(p['op_tpr'][j], 3)}, FPR {fmt(p['op_fpr'][j], 3)}",
+                    "precision": fmt(p["op_precision"][j], 3),
+                    "rel_width": f"±{a['rel_width']:.1%}" if math.isfinite(a["rel_width"]) else "∞",
+                    "n_neg": fint(r.counts.n_neg),
+                    "need_neg": fint(a["need_neg"]) if a.get("need_neg") is not None else "—",
+                    "n_pos": fint(r.counts.n_pos),
+                    "need_pos": fint(a["need_pos"]) if a.get("need_pos") is not None else "—",
+                    "ok": bool(a["ok"]),
+                    "text": a.get("text", ""),
+                }
+            )
+    return rows
+
+
+# ---------------------------------------------------------------------------------- flips

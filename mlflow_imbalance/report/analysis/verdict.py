@@ -1,0 +1,311 @@
+"""The report's verdict: which run to ship at each chosen prevalence, at which threshold, how sure.
+
+One decision criterion for the whole report: the lowest expected cost per case when costs are
+given (by the caller or logged with the runs), otherwise the primary metric (default AP). At
+each chosen prevalence η the run that is best by the criterion is recommended, with
+
+- the threshold to deploy: the cost-optimal hull vertex under the cost criterion
+  (:func:`mlflow_imbalance.core.curves.optimal_operating_point`), else the max-F1 threshold;
+- what it means per 10,000 or per 1,000,000 cases at η: alerts, caught and missed positives,
+  precision (Koopman interval, Brabec et al. eq. 8) and recall (Clopper-Pearson), pointwise;
+- how sure: a test of the difference to the runner-up -- DeLong for ROC-AUC
+  (:func:`mlflow_imbalance.stats.compare.delong_test` when both runs kept their scores on the
+  same examples, else :func:`~mlflow_imbalance.stats.compare.delong_test_unpaired`); for AP,
+  PR-AUC, max-F1 and expected cost the paired bootstrap
+  (:func:`~mlflow_imbalance.stats.compare.paired_metric_test`) on shared examples, else the
+  two runs' own count-bootstrap replicates (independent, as that function's unpaired mode);
+  a tie says how much more data would make a difference of that size significant;
+- the other metrics that would pick another run, in one line.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats as _sps
+
+from mlflow_imbalance.core import curves as _curves
+from mlflow_imbalance.core import metrics as _metrics
+from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.report.model import Verdict
+from mlflow_imbalance.report.options import PRIMARY_METRICS
+from mlflow_imbalance.stats.compare import delong_test, delong_test_unpaired, paired_metric_test
+from mlflow_imbalance.stats.intervals import precision_interval, rate_interval
+
+logger = logging.getLogger(__name__)
+
+#: Largest test set (examples) on which the verdict runs a paired bootstrap of raw scores.
+MAX_PAIRED_EXAMPLES = 300_000
+#: Power used for "what more data would separate them".
+POWER = 0.8
+
+_LABELS = {"cost": "expected cost", **PRIMARY_METRICS}
+
+
+def per_cases(eta: float) -> int:
+    """Cases the plain-unit counts refer to: 10,000 when η ≥ 1e-3 (≥ 10 positives), else 10^6."""
+    return 10_000 if eta >= 1e-3 else 1_000_000
+
+
+def criterion_values(
+    counts: Mapping[str, RocCounts], eta: float, opts: Any
+) -> dict[str, dict[str, float]]:
+    """Every run's value of every candidate criterion at ``eta`` (exact, from the counts)."""
+    out: dict[str, dict[str, float]] = {}
+    for n, c in counts.items():
+        out[n] = {
+            "cost": float(_curves.optimal_operating_point(c, eta, opts.cost_fp, opts.cost_fn).cost),
+            "ap": float(_metrics.average_precision(c, eta)),
+            "pr_auc": float(_metrics.pr_auc(c, eta)),
+            "max_f1": float(_metrics.max_f1(c, eta)),
+            "roc_auc": float(_metrics.roc_auc(c)),
+        }
+    return out
+
+
+def _order(values: Mapping[str, float], key: str) -> list[str]:
+    """Run names best first (lowest cost / highest metric); NaN last; ties by name order."""
+    names = list(values)
+    sign = 1.0 if key == "cost" else -1.0
+
+    def k(i: int) -> tuple[bool, float, int]:
+        v = values[names[i]]
+        return (not math.isfinite(v), sign * v if math.isfinite(v) else 0.0, i)
+
+    return [names[i] for i in sorted(range(len(names)), key=k)]
+
+
+def _paired(ra: Any, rb: Any) -> bool:
+    if ra.scores is None or rb.scores is None or ra.digest is None or ra.digest != rb.digest:
+        return False
+    ya = np.asarray(ra.scores[0])
+    return ya.size <= MAX_PAIRED_EXAMPLES and np.array_equal(ya, np.asarray(rb.scores[0]))
+
+
+def _test(
+    key: str, a: Any, b: Any, eta: float, j: int | None, opts: Any, unc: Any, seed: int
+) -> tuple[float | None, float | None, str]:
+    """(z, p-value, method) of a minus b on the criterion; (None, None, why) when untested."""
+    conf = opts.confidence
+    if a.counts.weighted or b.counts.weighted:
+        return None, None, "not tested: weighted counts"
+    try:
+        if key == "roc_auc":
+            if _paired(a, b):
+                t = delong_test(a.scores[0], a.scores[1], b.scores[1], confidence=conf)
+            else:
+                t = delong_test_unpaired(a.counts, b.counts, confidence=conf)
+            return t.z, t.p_value, t.method
+        if not opts.n_bootstrap:
+            return None, None, "not tested: bootstrap off (--bootstrap 0)"
+        metric = "min_cost" if key == "cost" else key
+        if _paired(a, b):
+            t = paired_metric_test(
+                metric=metric,
+                prevalence=eta,
+                y_true=a.scores[0],
+                score_a=a.scores[1],
+                score_b=b.scores[1],
+                cost_fp=opts.cost_fp,
+                cost_fn=opts.cost_fn,
+                n_boot=opts.n_bootstrap,
+                confidence=conf,
+                seed=seed,
+            )
+            return t.z, t.p_value, t.method
+    except (ValueError, TypeError) as exc:
+        return None, None, f"not tested: {exc}"
+    reps = getattr(unc, "point_reps", {})
+    if j is None or a.name not in reps or b.name not in reps:
+        return None, None, "not tested: no bootstrap replicates at this prevalence"
+    ea, ra = reps[a.name][key]
+    eb, rb = reps[b.name][key]
+    d = ra[:, j] - rb[:, j]
+    sd = float(np.std(d, ddof=1))
+    diff = float(ea[j] - eb[j])
+    if not (sd > 0):
+        return (0.0 if diff == 0 else math.copysign(math.inf, diff)), (
+            1.0 if diff == 0 else 0.0
+        ), "bootstrap replicates without spread"
+    z = diff / sd
+    p = float(2 * _sps.norm.sf(abs(z)))
+    return z, p, (
+        f"unpaired: the two runs' own count-bootstrap replicates ({ra.shape[0]} each), z = "
+        "difference / SD of the replicate differences, two-sided normal"
+    )
+
+
+def _more_data(z: float | None, conf: float, a: RocCounts, b: RocCounts, fint: Any) -> str:
+    if z is None or not math.isfinite(z):
+        return ""
+    if z == 0:
+        return "The two runs are indistinguishable here; more data of the same kind will not help."
+    zc = _sps.norm.ppf(1 - (1 - conf) / 2) + _sps.norm.ppf(POWER)
+    k = (zc / abs(z)) ** 2
+    n_pos = min(a.n_pos, b.n_pos) * k
+    n_neg = min(a.n_neg, b.n_neg) * k
+    return (
+        f"If the difference is real, about {k:.1f}× the test data (≈ {fint(round(n_pos))} "
+        f"positives and {fint(round(n_neg))} negatives) would show it as significant "
+        f"({POWER:.0%} power)."
+    )
+
+
+def build_verdicts(
+    runs: Sequence[Any],
+    etas: Sequence[float],
+    table_index: Sequence[int | None],
+    opts: Any,
+    unc: Any,
+    fmt: Any,
+    feta: Any,
+    fint: Any,
+    seed_for: Any,
+) -> tuple[list[Verdict], dict[float, list[str]]]:
+    """One :class:`Verdict` per η of ``etas``, plus each η's full order of runs (best first).
+
+    Args:
+        runs: the report's runs (``RunData``).
+        etas: prevalences to decide at.
+        table_index: for each η, its column in the bootstrap's per-run prevalences (None when
+            the replicates do not hold it).
+        opts: validated options (criterion, costs, confidence, bootstrap).
+        unc: the report's uncertainty stage (``point_reps``: per-run replicates).
+        fmt: number formatter; feta: prevalence formatter; fint: integer formatter.
+        seed_for: ``(seed, *parts) -> SeedSequence`` for the paired tests.
+    """
+    key = "cost" if opts.costs_given else opts.primary_metric
+    label = _LABELS[key]
+    counts = {r.name: r.counts for r in runs}
+    by_name = {r.name: r for r in runs}
+    conf = opts.confidence
+    out: list[Verdict] = []
+    orders: dict[float, list[str]] = {}
+    for eta, j in zip(etas, table_index, strict=True):
+        vals = criterion_values(counts, eta, opts)
+        order = _order({n: v[key] for n, v in vals.items()}, key)
+        orders[eta] = order
+        best = order[0]
+        c = counts[best]
+        if key == "cost":
+            op = _curves.optimal_operating_point(c, eta, opts.cost_fp, opts.cost_fn)
+            thr, tpr, fpr = float(op.threshold), float(op.tpr), float(op.fpr)
+        else:
+            _, thr = _metrics.max_f1_point(c, eta)
+            i = int(np.searchsorted(-c.thresholds, -thr))
+            tpr, fpr = float(c.tpr[i]), float(c.fpr[i])
+        tp, fp = tpr * c.n_pos, fpr * c.n_neg
+        denom = eta * tpr + (1 - eta) * fpr
+        prec = eta * tpr / denom if denom > 0 else math.nan
+        p_lo = p_hi = r_lo = r_hi = None
+        if not c.weighted and tp > 0:
+            iv = precision_interval(round(tp), round(fp), c.n_pos, c.n_neg, eta, confidence=conf)
+            p_lo, p_hi = float(iv.low), float(iv.high)
+        if not c.weighted:
+            rv = rate_interval(round(tp), int(c.n_pos), confidence=conf)
+            r_lo, r_hi = float(rv[0]), float(rv[1])
+        per = per_cases(eta)
+        alerts, caught = per * denom, per * eta * tpr
+        missed = per * eta - caught
+        runner = order[1] if len(order) > 1 else None
+        z = p = None
+        test_txt = more = ""
+        sig: bool | None = None
+        diff = None
+        if runner is not None:
+            diff = vals[best][key] - vals[runner][key]
+            rng_seed = int(seed_for(opts.seed, best, runner, key, repr(eta)).generate_state(1)[0])
+            z, p, test_txt = _test(key, by_name[best], by_name[runner], eta, j, opts, unc, rng_seed)
+            if p is not None:
+                sig = bool(p < 1 - conf)
+                if not sig:
+                    more = _more_data(z, conf, c, counts[runner], fint)
+        # other metrics that would pick another run
+        others = [k for k in ("cost", "ap", "pr_auc", "max_f1", "roc_auc") if k != key]
+        if not opts.costs_given:
+            others.remove("cost")
+        picks: dict[str, list[str]] = {}
+        if len(order) > 1:
+            for k in others:
+                w = _order({n: v[k] for n, v in vals.items()}, k)[0]
+                if w != best:
+                    picks.setdefault(w, []).append(_LABELS[k])
+        disagree = "; ".join(
+            f"{' and '.join(ms)} {'favours' if len(ms) == 1 else 'favour'} {w}"
+            for w, ms in picks.items()
+        )
+        out.append(
+            Verdict(
+                prevalence=float(eta),
+                run=best,
+                criterion=label,
+                criterion_key=key,
+                value=float(vals[best][key]),
+                threshold=thr,
+                precision=prec,
+                precision_low=p_lo,
+                precision_high=p_hi,
+                recall=tpr,
+                recall_low=r_lo,
+                recall_high=r_hi,
+                per=per,
+                alerts=alerts,
+                caught=caught,
+                missed=missed,
+                runner_up=runner,
+                runner_up_value=None if runner is None else float(vals[runner][key]),
+                difference=diff,
+                p_value=p,
+                significant=sig,
+                test=test_txt,
+                more_data=more,
+                disagree=disagree,
+                text=_sentence(
+                    eta, best, key, label, vals, thr, prec, tpr, per, alerts, caught,
+                    runner, p, sig, more, disagree, opts, fmt, feta, fint,
+                ),  # fmt: skip
+            )
+        )
+    return out, orders
+
+
+def _sentence(
+    eta, best, key, label, vals, thr, prec, tpr, per, alerts, caught, runner, p, sig, more,
+    disagree, opts, fmt, feta, fint,
+) -> str:  # fmt: skip
+    how = (
+        f"lowest expected cost, {fmt(vals[best]['cost'] * per, 3)} per {fint(per)} cases "
+        f"with C_FP = {fmt(opts.cost_fp)}, C_FN = {fmt(opts.cost_fn)}"
+        if key == "cost"
+        else f"highest {label}, {fmt(vals[best][key], 3)}"
+    )
+    if math.isinf(thr) and thr > 0:
+        deploy = "flagging nothing (no threshold beats predicting every case negative)"
+    else:
+        deploy = f"threshold {fmt(thr, 4)}"
+    text = (
+        f"At η = {feta(eta)}: ship {best} at {deploy} ({how}). Per {fint(per)} cases: "
+        f"{fint(round(alerts, 1))} alerts, {fint(round(caught, 1))} of {fint(round(per * eta, 1))}"
+        f" positives caught; precision {fmt(prec, 3)}, recall {fmt(tpr, 3)}."
+    )
+    if runner is None:
+        return text
+    if sig is True:
+        text += f" Significantly better than {runner} ({_p(p)})."
+    elif sig is False:
+        text += f" A statistical tie with {runner} ({_p(p)}). {more}".rstrip()
+    else:
+        text += f" Runner-up: {runner} (difference not tested)."
+    if disagree:
+        text += f" Other metrics: {disagree}."
+    return text
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "p not computed"
+    return "p < 0.001" if p < 1e-3 else f"p = {p:.3f}"

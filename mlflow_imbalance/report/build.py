@@ -1,0 +1,176 @@
+"""``build_report``: load → analyse → render, each stage timed."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from mlflow_imbalance.report.inputs import (
+    _collect,
+    _unique_names,
+)
+from mlflow_imbalance.report.model import (
+    ProgressFn,
+    Report,
+    RunData,
+    SkippedRun,
+)
+from mlflow_imbalance.report.options import (
+    _options,
+    with_run_defaults,
+)
+from mlflow_imbalance.report.progress import progress_callback
+from mlflow_imbalance.report.render import (
+    PALETTE,
+    _fmt,
+    _fmt_ci,
+    _fmt_eta,
+    _fmt_int,
+    _stable_seed,
+    render_html,
+)
+
+logger = logging.getLogger(__name__)
+
+
+# ---------------------------------------------------------------------------------- entry point
+def build_report(
+    runs_or_counts: Any,
+    *,
+    prevalences: float | Sequence[float] | None = None,
+    prevalence_range: tuple[float, float] | str | None = None,
+    name: str = "test",
+    cost_fp: float | None = None,
+    cost_fn: float | None = None,
+    primary_metric: str = "ap",
+    confidence: float = 0.95,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+    output: str | os.PathLike[str] | None = None,
+    title: str | None = None,
+    experiment: str | None = None,
+    progress: bool | ProgressFn | None = None,
+    skipped: Sequence[SkippedRun] = (),
+) -> Report:
+    """Build the HTML report comparing runs across prevalences.
+
+    Args:
+        runs_or_counts: MLflow run ids or ``mlflow.entities.Run`` objects (loaded through
+            :mod:`mlflow_imbalance.tracking`, needs a tracking store), a mapping
+            ``name -> RocCounts``, :class:`RunData` records, or paths to ``roc_counts.npz``
+            files / directories holding one (no tracking server at all).
+        prevalences: deployment prevalence(s) η of interest; each gets its verdict and its
+            own table. None: the prevalences logged with the runs (their union; the header
+            says so), else the test prevalence only.
+        prevalence_range: ``(low, high)`` or ``"low:high"``: the η range searched for ranking
+            flips and drawn on the η axes. Default: spans the test and chosen prevalences with a
+            decade of margin each side, within [1e-6, 0.5].
+        name: the counts name runs were logged under (``imbalance/<name>/``).
+        cost_fp: cost of one false positive. Giving costs (here or logged with the runs, used
+            when both are None) makes the lowest expected cost the report's criterion.
+        cost_fn: cost of one false negative.
+        primary_metric: the criterion when no costs are given: ``"ap"`` (default),
+            ``"pr_auc"``, ``"max_f1"`` or ``"roc_auc"``.
+        confidence: level of every interval and band.
+        n_bootstrap: count-bootstrap replicates for metric intervals and bands (0 disables them;
+            analytic rate and precision intervals remain).
+        seed: seed of the bootstrap; the report is deterministic given inputs and seed.
+        output: when given, the HTML is also written there.
+        title: the report's title (default: from the experiment name).
+        experiment: experiment name shown in the header (the loader fills it for run ids).
+        progress: None (default): tqdm bars when stderr is a terminal or in a notebook,
+            plain lines on stderr otherwise; True: bars; False: silent; or a callback
+            ``(stage, done, total)``.
+        skipped: runs already known to be skipped (e.g. by the CLI's search), listed as such.
+
+    Returns:
+        The :class:`Report` (``.html``, ``.verdict``, ``.save(path)``, ``_repr_html_`` for
+        notebooks).
+
+    Raises:
+        ValueError: bad options (named), or no run with valid counts at all.
+    """
+    opts = _options(
+        prevalences, prevalence_range, name, cost_fp, cost_fn, confidence, n_bootstrap, seed,
+        title, primary_metric,
+    )  # fmt: skip
+    notify = progress_callback(progress)
+    try:
+        return _build(runs_or_counts, opts, output, experiment, notify, skipped)
+    finally:
+        notify.close()
+
+
+def _build(
+    runs_or_counts: Any,
+    opts: Any,
+    output: Any,
+    experiment: str | None,
+    progress: Any,
+    skipped: Sequence[SkippedRun],
+) -> Report:
+    name = opts.name
+    timings: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    t0, c0 = time.perf_counter(), time.process_time()
+    runs, skipped_now, exp_loaded = _collect(runs_or_counts, name, progress)
+    timings["load"] = time.perf_counter() - t0
+    cpu["load"] = time.process_time() - c0
+    all_skipped = [*skipped, *skipped_now]
+    if not runs:
+        reasons = "; ".join(f"{s.name}: {s.reason}" for s in all_skipped[:5]) or "no input"
+        raise ValueError(f"runs_or_counts holds no run with valid counts ({reasons})")
+    runs = _unique_names(runs)
+    opts = with_run_defaults(opts, [r.summary for r in runs])
+    from mlflow_imbalance.core.validation import validated
+    from mlflow_imbalance.report.analysis.context import build_context
+
+    with validated():  # every option was checked once, by _options above
+        context = build_context(
+            runs,
+            all_skipped,
+            opts,
+            experiment=experiment or exp_loaded,
+            progress=progress,
+            timings=timings,
+            palette=PALETTE,
+            formatters={"fmt": _fmt, "eta": _fmt_eta, "int": _fmt_int, "ci": _fmt_ci},
+            seed_for=_stable_seed,
+            cpu_timings=cpu,
+            links=_run_links(runs),
+        )
+    context["generated_at"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    t0, c0 = time.perf_counter(), time.process_time()
+    html = render_html(context)
+    timings["render"] = time.perf_counter() - t0
+    cpu["render"] = time.process_time() - c0
+    report = Report(html, context, timings, all_skipped)
+    report.cpu_timings = cpu
+    if output is not None:
+        report.save(output)
+    return report
+
+
+def _run_links(runs: Sequence[RunData]) -> dict[str, str]:
+    """Run name -> its page in the MLflow UI, when the tracking URI is http(s)."""
+    if "mlflow" not in sys.modules or not any(r.run_id and r.experiment_id for r in runs):
+        return {}
+    import mlflow
+
+    try:
+        uri = str(mlflow.get_tracking_uri())
+    except Exception:  # a broken tracking setup must not break the report
+        return {}
+    if not uri.startswith(("http://", "https://")):
+        return {}
+    base = uri.rstrip("/")
+    return {
+        r.name: f"{base}/#/experiments/{r.experiment_id}/runs/{r.run_id}"
+        for r in runs
+        if r.run_id and r.experiment_id
+    }

@@ -1,0 +1,202 @@
+"""What a report is made of: run records, skipped runs, validated options, the Report."""
+
+from __future__ import annotations
+
+import html as _html
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlflow_imbalance.core.counts import RocCounts
+
+logger = logging.getLogger(__name__)
+
+
+ProgressFn = Callable[[str, int, int], None]
+
+
+
+# ---------------------------------------------------------------------------------- records
+@dataclass(frozen=True)
+class RunData:
+    """One run as the report sees it: loaded counts plus what is shown about the run.
+
+    Attributes:
+        name: display name (run name, file name or mapping key); escaped when rendered.
+        counts: the run's ROC counts.
+        run_id: MLflow run id, when the counts came from a run.
+        summary: the run's ``summary.json`` (may be empty).
+        params: run params shown in the runs table.
+        tags: user tags shown in the runs table.
+        digest: digest of the test labels (runs with equal digests share a test set).
+        scores: optional ``(y_true, y_score)`` of the test set, for paired comparisons.
+        source: where the counts came from (for the runs table).
+        experiment_id: MLflow experiment id of the run (links into the MLflow UI).
+    """
+
+    name: str
+    counts: RocCounts
+    run_id: str | None = None
+    summary: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    tags: Mapping[str, Any] = field(default_factory=dict)
+    digest: str | None = None
+    scores: tuple[Any, Any] | None = None
+    source: str = ""
+    experiment_id: str | None = None
+
+    @property
+    def synthesized(self) -> bool:
+        """True when the run's positives were synthesised from negatives (Cataltepe et al.)."""
+        pos = self.summary.get("positives") if isinstance(self.summary, Mapping) else None
+        return str(pos).lower() in {"synthesized", "synthesised", "synthetic"}
+
+
+@dataclass(frozen=True)
+class SkippedRun:
+    """A run left out of the report, with the reason shown to the reader."""
+
+    name: str
+    reason: str
+    run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Validated options of one report (see :func:`build_report` for their meaning)."""
+
+    prevalences: tuple[float, ...] = ()
+    prevalence_range: tuple[float, float] | None = None
+    name: str = "test"
+    cost_fp: float = 1.0
+    cost_fn: float = 1.0
+    costs_given: bool = False
+    primary_metric: str = "ap"
+    confidence: float = 0.95
+    n_bootstrap: int = 1000
+    seed: int = 0
+    title: str | None = None
+    n_grid: int = 200
+    #: Where the prevalences / costs came from: "argument", "runs" or "" (none).
+    prevalences_source: str = ""
+    costs_source: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The report's answer at one prevalence: which run to ship, at which threshold, how sure.
+
+    Attributes:
+        prevalence: the deployment prevalence η (the test prevalence when none was chosen).
+        run: name of the recommended run.
+        criterion: ``"expected cost"`` or the primary metric's label (``"AP"``, ...).
+        criterion_key: ``"cost"``, ``"ap"``, ``"pr_auc"``, ``"max_f1"`` or ``"roc_auc"``.
+        value: the recommended run's value of the criterion at η.
+        threshold: score threshold to deploy (predict positive when ``score >= threshold``):
+            the cost-optimal threshold under the cost criterion, else the max-F1 threshold.
+        precision: precision at η at that threshold, with ``precision_low``/``precision_high``.
+        recall: recall (TPR) at that threshold, with ``recall_low``/``recall_high``.
+        per: cases the counts below refer to (10,000 or 1,000,000).
+        alerts: expected alerts (predicted positives) per ``per`` cases at η.
+        caught: expected caught positives per ``per`` cases at η.
+        missed: expected missed positives per ``per`` cases at η.
+        runner_up: the second run by the criterion (None with a single run).
+        runner_up_value: its criterion value.
+        difference: criterion difference (recommended minus runner-up).
+        p_value: two-sided p-value of that difference (None when not tested).
+        significant: True / False, or None when not tested.
+        test: how the difference was tested.
+        more_data: what more data would separate a tie ("" otherwise).
+        disagree: metrics that pick another run at η, one line.
+        text: the verdict in one plain sentence.
+    """
+
+    prevalence: float
+    run: str
+    criterion: str
+    criterion_key: str
+    value: float
+    threshold: float
+    precision: float
+    precision_low: float | None
+    precision_high: float | None
+    recall: float
+    recall_low: float | None
+    recall_high: float | None
+    per: int
+    alerts: float
+    caught: float
+    missed: float
+    runner_up: str | None = None
+    runner_up_value: float | None = None
+    difference: float | None = None
+    p_value: float | None = None
+    significant: bool | None = None
+    test: str = ""
+    more_data: str = ""
+    disagree: str = ""
+    text: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The verdict as a plain dict (JSON-friendly)."""
+        return dict(self.__dict__)
+
+
+class Report:
+    """A rendered report: the HTML string plus what it was built from.
+
+    Attributes:
+        html: the complete, self-contained HTML document.
+        context: the template context (numbers, flips, figures) for programmatic use.
+        timings: wall seconds per stage (load, metrics, bootstrap, ranking, figures, render).
+        cpu_timings: CPU seconds (``time.process_time``, all threads) per stage.
+        skipped: runs that could not be included, with reasons.
+        verdict: one :class:`Verdict` per chosen prevalence (the test prevalence when none
+            was chosen): the run to ship, its threshold and how sure the choice is.
+    """
+
+    def __init__(
+        self,
+        html: str,
+        context: Mapping[str, Any],
+        timings: Mapping[str, float],
+        skipped: Sequence[SkippedRun] = (),
+        path: Path | None = None,
+    ) -> None:
+        self.html = html
+        self.context = dict(context)
+        self.timings = dict(timings)
+        self.cpu_timings: dict[str, float] = {}
+        self.skipped = list(skipped)
+        self.path = path
+        self.verdict: list[Verdict] = list(self.context.get("verdict_data", ()))
+
+    def verdict_text(self) -> str:
+        """The verdict as plain text lines (what the command line prints)."""
+        return "\n".join(v.text for v in self.verdict)
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the HTML to ``path`` (UTF-8, atomically) and return the path."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+        tmp.write_text(self.html, encoding="utf-8")
+        os.replace(tmp, target)
+        self.path = target
+        return target
+
+    def _repr_html_(self) -> str:
+        """Notebook display: the report in a sandboxed iframe (scripts only, as in MLflow)."""
+        doc = _html.escape(self.html, quote=True)
+        return (
+            f'<iframe srcdoc="{doc}" sandbox="allow-scripts" style="width:100%;height:900px;border:1px solid '
+            '#d0d7de;border-radius:6px" title="mlflow-imbalance report"></iframe>'
+        )
+
+    def __repr__(self) -> str:
+        where = f", path={str(self.path)!r}" if self.path else ""
+        runs = len(self.context.get("runs", ()))
+        return f"Report(runs={runs}, skipped={len(self.skipped)}, bytes={len(self.html)}{where})"

@@ -1,0 +1,25 @@
+"""Honest uncertainty and ranking for ROC counts (numpy, scipy and :mod:`mlflow_imbalance.core`).
+
+Every result carries the name of its method and its confidence level, so a report can print
+exactly what an interval or band means. ``docs/statistics.md`` documents the choices.
+
+Modules (imports point down this list only):
+
+* ``intervals`` -- rate intervals (Clopper-Pearson, Jeffreys, Wilson), Koopman and box
+  intervals for LR = TPR/FPR and so precision at every η, Brabec's Δ and the exact box width.
+* ``sample_size`` -- test-set size needed for precision claims in an FPR region (Brabec §5).
+* ``_batch`` -- batched metric kernels (AP, PR-AUC, max-F1, F1 at many η for many replicates).
+* ``bootstrap`` -- the count bootstrap and the statistics evaluated on its shared replicates.
+* ``bands`` -- :class:`~mlflow_imbalance.stats.bands.Band`, sup-t bands from replicates, ROC,
+  PR, P³ and F1 bands.
+* ``prevalence_bands`` -- AP, PR-AUC, max-F1 and F1 against η: bootstrap and ROC-band mapped.
+* ``auc`` -- ROC-AUC interval with DeLong's variance exact from the counts.
+* ``headline`` -- thinning, re-centring and the headline intervals of the logging hook and
+  the report.
+* ``ranking`` -- order of runs across η and exact flip points; ``flip_significance`` -- whether
+  a flip is real (paired or unpaired bootstrap).
+* ``_checks`` -- boundary checks shared by the modules above.
+
+The public namespaces are :mod:`mlflow_imbalance.uncertainty` and
+:mod:`mlflow_imbalance.ranking`, which re-export these modules.
+"""

@@ -1,0 +1,257 @@
+r"""Names, keys and argument checks shared by the tracking modules (validated once, up front).
+
+The artifact layout (``imbalance/<name>/`` and its file names; metric keys and
+:func:`eta_label` live in :mod:`mlflow_imbalance.tracking.keys`), the checks of ``name``,
+``prevalences``, ``costs``, ``keep_scores`` and ``extra_summary`` that run before anything is
+logged, the run resolution and the :class:`Scores` record that logging and loading share.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from mlflow_imbalance.core.validation import check_prevalence
+from mlflow_imbalance.tracking.keys import eta_label, metric_key
+from mlflow_imbalance.tracking.summary import summary_to_json
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "ARTIFACT_ROOT",
+    "CARD_FILENAME",
+    "DEFAULT_PREVALENCES",
+    "KEEP_SCORES_AUTO_LIMIT",
+    "SCORES_FILENAME",
+    "Scores",
+    "eta_label",
+    "metric_key",
+]
+
+ARTIFACT_ROOT = "imbalance"
+SCORES_FILENAME = "scores.npz"
+CARD_FILENAME = "card.html"
+#: ``keep_scores="auto"`` keeps the raw scores of at most this many examples (about 9 MB raw,
+#: typically 4–8 MB compressed); larger test sets keep only the counts.
+KEEP_SCORES_AUTO_LIMIT = 1_000_000
+#: Prevalences of interest used when ``prevalences=None``: three decades typical of fraud,
+#: intrusion and screening work.
+DEFAULT_PREVALENCES: tuple[float, ...] = (1e-2, 1e-3, 1e-4)
+
+_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}")  # used with fullmatch: no "$"
+
+
+class Scores(NamedTuple):
+    """Raw scores kept with a run: labels (True = positive), scores and optional weights."""
+
+    y_true: np.ndarray
+    y_score: np.ndarray
+    sample_weight: np.ndarray | None
+
+
+def _mlflow_exception(message: str, code: str = "INVALID_PARAMETER_VALUE") -> Exception:
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos import databricks_pb2
+
+    return MlflowException(message, error_code=getattr(databricks_pb2, code))
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or ".." in name:
+        raise ValueError(
+            f"name must be 1-100 characters from [A-Za-z0-9_.-] (not starting with '.' or '-', "
+            f"no '..'), usable as a folder and a metric-name component; got {name!r}"
+        )
+    return name
+
+
+def _check_prevalences(prevalences: Any) -> list[float]:
+    if prevalences is None:
+        prevalences = DEFAULT_PREVALENCES
+    if isinstance(prevalences, int | float | np.floating):
+        prevalences = [prevalences]
+    arr = np.asarray(prevalences, dtype=np.float64).reshape(-1)
+    check_prevalence(arr, "prevalences")
+    out = sorted({float(v) for v in arr}, reverse=True)
+    labels = [eta_label(v) for v in out]
+    if len(set(labels)) != len(labels):
+        raise ValueError(
+            f"prevalences {out!r} contain values equal to 4 significant digits; "
+            "they would share a metric name"
+        )
+    return out
+
+
+def _check_costs(costs: Any) -> dict[str, float] | None:
+    """``None``, ``(cost_fp, cost_fn)`` or a mapping with keys fp/fn (or cost_fp/cost_fn)."""
+    if costs is None:
+        return None
+    if isinstance(costs, Mapping):
+        keys = set(costs)
+        fp_key = "fp" if "fp" in keys else "cost_fp"
+        fn_key = "fn" if "fn" in keys else "cost_fn"
+        if {fp_key, fn_key} != keys:
+            raise ValueError(
+                f"costs must have exactly the keys 'fp' and 'fn' (or 'cost_fp' and 'cost_fn'), "
+                f"got {sorted(map(str, keys))!r}"
+            )
+        pair = (costs[fp_key], costs[fn_key])
+    elif isinstance(costs, tuple | list) and len(costs) == 2:
+        pair = tuple(costs)
+    else:
+        raise ValueError(
+            f"costs must be None, (cost_fp, cost_fn) or {{'fp':..,'fn':..}}: {costs!r}"
+        )
+    out = {}
+    for key, value in zip(("fp", "fn"), pair, strict=True):
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"costs[{key!r}] must be a number, got {value!r}") from None
+        if not math.isfinite(v) or v <= 0:
+            raise ValueError(f"costs[{key!r}] must be positive and finite, got {value!r}")
+        out[key] = v
+    return out
+
+
+def _resolve_keep_scores(keep_scores: Any, n: int) -> bool:
+    if keep_scores == "auto":
+        return n <= KEEP_SCORES_AUTO_LIMIT
+    if isinstance(keep_scores, bool):
+        return keep_scores
+    if isinstance(keep_scores, int) and keep_scores >= 0:
+        return n <= keep_scores
+    raise ValueError(
+        f"keep_scores must be 'auto', True, False or a maximum number of examples, "
+        f"got {keep_scores!r}"
+    )
+
+
+def _check_extra(extra: Any) -> dict[str, Any]:
+    if extra is None:
+        return {}
+    if not isinstance(extra, Mapping) or not all(isinstance(k, str) for k in extra):
+        raise ValueError(f"extra_summary must be a mapping with string keys, got {extra!r:.200}")
+    out = dict(extra)
+    try:
+        summary_to_json(out)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"extra_summary must be JSON-serialisable: {exc}") from None
+    return out
+
+
+def _client(tracking_uri: str | None = None) -> Any:
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=tracking_uri)
+
+
+def _check_run_target(run_id: Any, tracking_uri: Any) -> None:
+    """Check ``run_id`` / ``tracking_uri`` before anything is computed or written.
+
+    A ``tracking_uri`` without ``run_id`` and without an active run would start a run in
+    MLflow's *current* store, not in ``tracking_uri``: refused.
+    """
+    import mlflow
+
+    if run_id is not None and (not isinstance(run_id, str) or not run_id.strip()):
+        raise ValueError(f"run_id must be a non-empty string or None, got {run_id!r:.80}")
+    if tracking_uri is not None and (not isinstance(tracking_uri, str) or not tracking_uri):
+        raise ValueError(f"tracking_uri must be a non-empty string or None, got {tracking_uri!r}")
+    if run_id is None and tracking_uri is not None and mlflow.active_run() is None:
+        raise ValueError(
+            f"tracking_uri={tracking_uri!r} was given without run_id and no run is active: "
+            "pass run_id= of a run in that store, or call mlflow.set_tracking_uri(...) and "
+            "log inside mlflow.start_run()"
+        )
+
+
+def _check_flag(value: Any, name: str) -> bool:
+    """A strict bool option (``"no"`` or ``0.5`` are refused, not coerced)."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise ValueError(f"{name} must be True or False, got {value!r:.80}")
+
+
+def _resolve_run(client: Any, run_id: str | None) -> str:
+    """The run to log into: ``run_id`` (any status, not deleted), else the active run.
+
+    With neither, a run is started, as ``mlflow.log_metric`` does.
+    """
+    import mlflow
+
+    if run_id is None:
+        active = mlflow.active_run()
+        if active is None:
+            active = mlflow.start_run()
+            logger.info("no active run: started run %s to log into", active.info.run_id)
+        run_id = active.info.run_id
+    if not isinstance(run_id, str) or not run_id:
+        raise ValueError(f"run_id must be a non-empty string, got {run_id!r}")
+    run = client.get_run(run_id)  # raises MlflowException when unknown or unreachable
+    if run.info.lifecycle_stage != "active":
+        raise _mlflow_exception(
+            f"run {run_id} is {run.info.lifecycle_stage}; restore it before logging to it"
+        )
+    return run_id
+
+
+def _check_log_options(
+    *,
+    name: Any,
+    prevalences: Any,
+    costs: Any,
+    extra_summary: Any,
+    log_figures: Any,
+    n_bootstrap: Any,
+    seed: Any,
+    run_id: Any,
+    tracking_uri: Any,
+) -> None:
+    """Every option of ``log_scores`` / ``log_counts``, checked before any work is done."""
+    from mlflow_imbalance.tracking.headline import _check_bootstrap  # headline imports us
+
+    _check_name(name)
+    _check_prevalences(prevalences)
+    _check_costs(costs)
+    _check_extra(extra_summary)
+    _check_flag(log_figures, "log_figures")
+    _check_bootstrap(n_bootstrap, 0 if seed is None else seed)
+    _check_run_target(run_id, tracking_uri)
+
+
+def _swap_hint(y: np.ndarray, s: Any) -> str:
+    """A hint appended to a label error when ``y_true`` and ``y_score`` look swapped."""
+    try:
+        scores = np.asarray(s).reshape(-1)
+        if scores.size and scores.dtype.kind in "biuf" and np.unique(scores[:100_000]).size <= 2:
+            return (
+                " (y_score holds at most two distinct values: were y_true and y_score passed "
+                "in the wrong order? The call is log_scores(y_true, y_score))"
+            )
+    except (TypeError, ValueError):
+        pass
+    return ""
+
+
+def _warn_hard_labels(s: np.ndarray, source: str = "log_scores") -> bool:
+    """Warn (once per call) when scores are hard 0/1 predictions; True when they are."""
+    import warnings
+
+    if s.size == 0 or np.unique(s[: min(s.size, 1_000_000)]).size > 2:
+        return False
+    if np.unique(s).size > 2:
+        return False
+    warnings.warn(
+        f"mlflow-imbalance {source}: y_score holds at most two distinct values (hard labels?): "
+        "the ROC has a single operating point. Pass scores instead, e.g. "
+        "model.predict_proba(X)[:, 1] or decision_function(X)",
+        UserWarning,
+        stacklevel=3,
+    )
+    return True

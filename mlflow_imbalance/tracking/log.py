@@ -1,0 +1,469 @@
+r"""Log ROC counts, metrics, figures and a card into an MLflow run: :func:`log_scores`.
+
+What :func:`log_scores` / :func:`log_counts` put into a run is listed in
+:mod:`mlflow_imbalance.tracking`. The numbers come from
+:mod:`mlflow_imbalance.tracking.headline`, the figures and card from
+:mod:`mlflow_imbalance.tracking.card`, the ``summary.json`` schema from
+:mod:`mlflow_imbalance.tracking.summary`; this module validates, writes the files in a temporary
+directory and uploads them (data files, metrics, then ``summary.json`` as the commit marker).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import logging
+import math
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mlflow_imbalance._version import __version__
+from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.core.format import COUNTS_FILENAME
+from mlflow_imbalance.core.validation import (
+    as_1d_array,
+    binarize_labels,
+    check_same_length,
+    check_scores,
+    check_weights,
+)
+from mlflow_imbalance.tracking import keys
+from mlflow_imbalance.tracking._checks import (
+    ARTIFACT_ROOT,
+    CARD_FILENAME,
+    SCORES_FILENAME,
+    Scores,
+    _check_costs,
+    _check_extra,
+    _check_log_options,
+    _check_name,
+    _check_prevalences,
+    _client,
+    _resolve_keep_scores,
+    _resolve_run,
+    _swap_hint,
+    _warn_hard_labels,
+)
+from mlflow_imbalance.tracking._store import check_reachable
+from mlflow_imbalance.tracking._timing import _now, _Timer, last_timings
+from mlflow_imbalance.tracking.card import _render_card, _render_figures
+from mlflow_imbalance.tracking.headline import DEFAULT_N_BOOTSTRAP, _check_bootstrap, _headline
+from mlflow_imbalance.tracking.summary import (
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+    SUMMARY_FILENAME,
+    file_sha256,
+    labels_digest,
+    scores_digest,
+    summary_from_json,
+    summary_to_json,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["LoggedCounts", "log_counts", "log_scores"]
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class LoggedCounts:
+    """What :func:`log_scores` / :func:`log_counts` wrote: where, and the committed summary."""
+
+    run_id: str
+    name: str
+    artifact_path: str
+    summary: dict[str, Any]
+    metrics: dict[str, float]
+
+    def __repr__(self) -> str:
+        """One short line: where the counts went and their size (the summary is not shown)."""
+        s = self.summary
+        return (
+            f"LoggedCounts(run_id={self.run_id!r}, name={self.name!r}, "
+            f"artifact_path={self.artifact_path!r}, n_pos={s.get('n_pos')!r}, "
+            f"n_neg={s.get('n_neg')!r}, n_thresholds={s.get('n_thresholds')!r}, "
+            f"metrics=<{len(self.metrics)}>)"
+        )
+
+
+def log_scores(
+    y_true: Any,
+    y_score: Any,
+    *,
+    name: str = "test",
+    prevalences: Any = None,
+    costs: Any = None,
+    run_id: str | None = None,
+    keep_scores: bool | int | str = "auto",
+    pos_label: Any = None,
+    sample_weight: Any = None,
+    log_figures: bool = True,
+    extra_summary: Mapping[str, Any] | None = None,
+    tracking_uri: str | None = None,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    seed: int | None = 0,
+) -> LoggedCounts:
+    """Log the ROC counts of scores, with metrics, figures and a card, into an MLflow run.
+
+    Args:
+        y_true: binary labels (bool, int, float or str; list, array or pandas Series).
+        y_score: scores, higher meaning more likely positive (finite).
+        name: the set's name: artifacts go to ``imbalance/<name>/``, metrics to
+            ``imbalance/<name>/...``; ``[A-Za-z0-9_.-]``, up to 100 characters.
+        prevalences: prevalences of interest (deployment η), in (0, 1); None =
+            :data:`DEFAULT_PREVALENCES`; ``[]`` = only the test prevalence.
+        costs: None, ``(cost_fp, cost_fn)`` or ``{"fp": .., "fn": ..}``: adds the minimum
+            expected cost at each prevalence and sets the figures' iso-performance lines.
+        run_id: the run to log into (it may be finished); None = the active run (one is started
+            if none is active, as ``mlflow.log_metric`` does).
+        keep_scores: also store the raw labels and scores (``scores.npz``) for pairing: "auto"
+            keeps them up to :data:`KEEP_SCORES_AUTO_LIMIT` examples; True/False; or an int
+            limit.
+        pos_label: the positive label, needed unless labels are {0,1}, {-1,1} or bools.
+        sample_weight: optional non-negative weights (counts become weight sums; no intervals).
+        log_figures: render the PNG figures (and embed them in the card).
+        extra_summary: extra JSON entries for ``summary.json`` (see :func:`log_counts`).
+        tracking_uri: tracking server/store; None = MLflow's current one.
+        n_bootstrap: count-bootstrap replicates for the AP / PR-AUC / max-F1 intervals
+            (:data:`DEFAULT_N_BOOTSTRAP`; 0 = no bootstrap intervals; else at least
+            :data:`MIN_N_BOOTSTRAP`). ROC-AUC uses DeLong's variance and needs none.
+        seed: seed of the bootstrap (recorded in ``summary.json``); None draws a fresh one,
+            which is recorded too.
+
+    Returns:
+        :class:`LoggedCounts` with the run id, artifact path and the committed summary.
+
+    Raises:
+        ValueError: on bad input (naming the argument), before anything is logged.
+        mlflow.exceptions.MlflowException: unknown or deleted run, or the store failing.
+    """
+    _check_log_options(
+        name=name,
+        prevalences=prevalences,
+        costs=costs,
+        extra_summary=extra_summary,
+        log_figures=log_figures,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        run_id=run_id,
+        tracking_uri=tracking_uri,
+    )
+    y = as_1d_array(y_true, "y_true")
+    s = check_scores(y_score, "y_score")
+    check_same_length([y, s], ["y_true", "y_score"])
+    try:
+        is_pos = binarize_labels(y, pos_label, name="y_true")
+    except ValueError as exc:
+        hint = _swap_hint(y, y_score)
+        if not hint:
+            raise
+        raise ValueError(f"{exc}{hint}") from None
+    w = check_weights(sample_weight, y.size)
+    keep = _resolve_keep_scores(keep_scores, int(y.size))
+    _warn_hard_labels(s)
+    timer = _Timer()
+    with timer.part("counts"):
+        counts = RocCounts._from_validated(is_pos, s, w, compress=True)
+    internal = {"y_true_digest": labels_digest(is_pos, w), "n_examples": int(y.size)}
+    return _log(
+        counts,
+        name=name,
+        prevalences=prevalences,
+        costs=costs,
+        run_id=run_id,
+        scores=Scores(is_pos, s, w) if keep else None,
+        extra_summary=extra_summary,
+        internal=internal,
+        log_figures=log_figures,
+        tracking_uri=tracking_uri,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        timer=timer,
+    )
+
+
+def log_counts(
+    counts: RocCounts,
+    *,
+    name: str = "test",
+    prevalences: Any = None,
+    costs: Any = None,
+    run_id: str | None = None,
+    scores: Any = None,
+    extra_summary: Mapping[str, Any] | None = None,
+    log_figures: bool = True,
+    tracking_uri: str | None = None,
+    n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
+    seed: int | None = 0,
+) -> LoggedCounts:
+    """Log already-computed counts (Spark, accumulators, synthetic positives) into a run.
+
+    Same artifacts and metrics as :func:`log_scores`. ``y_true_digest`` is None unless
+    ``scores`` are given.
+
+    Args:
+        counts: the counts to log.
+        name: see :func:`log_scores`.
+        prevalences: see :func:`log_scores`.
+        costs: see :func:`log_scores`.
+        run_id: see :func:`log_scores`.
+        scores: optional ``(y_true, y_score[, sample_weight])`` to store as ``scores.npz``; they
+            must reproduce ``n_pos`` and ``n_neg`` of ``counts``.
+        extra_summary: JSON entries recorded in ``summary.json`` under ``extra`` and, when the
+            key is not a schema key, at the top level too (e.g. ``{"positives": "synthesized"}``).
+        log_figures: render the figures and embed them in the card.
+        tracking_uri: see :func:`log_scores`.
+        n_bootstrap: see :func:`log_scores`.
+        seed: see :func:`log_scores`.
+
+    Returns:
+        :class:`LoggedCounts`.
+    """
+    if not isinstance(counts, RocCounts):
+        raise TypeError(f"counts must be a RocCounts, got {type(counts).__name__}")
+    _check_log_options(
+        name=name,
+        prevalences=prevalences,
+        costs=costs,
+        extra_summary=extra_summary,
+        log_figures=log_figures,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        run_id=run_id,
+        tracking_uri=tracking_uri,
+    )
+    internal: dict[str, Any] = {"y_true_digest": None, "n_examples": None}
+    kept = None
+    if scores is not None:
+        if not isinstance(scores, tuple | list) or len(scores) not in (2, 3):
+            raise ValueError("scores must be (y_true, y_score) or (y_true, y_score, sample_weight)")
+        y = as_1d_array(scores[0], "scores[0] (y_true)")
+        s = check_scores(scores[1], "scores[1] (y_score)")
+        check_same_length([y, s], ["y_true", "y_score"])
+        is_pos = binarize_labels(y, None if y.dtype == bool else _pos_of(y), name="y_true")
+        w = check_weights(scores[2] if len(scores) == 3 else None, y.size)
+        n_pos = float(is_pos.sum() if w is None else w[is_pos].sum())
+        n_neg = float((~is_pos).sum() if w is None else w[~is_pos].sum())
+        if not (math.isclose(n_pos, counts.n_pos) and math.isclose(n_neg, counts.n_neg)):
+            raise ValueError(
+                f"scores hold n_pos={n_pos:g}, n_neg={n_neg:g} but counts have "
+                f"n_pos={counts.n_pos:g}, n_neg={counts.n_neg:g}"
+            )
+        kept = Scores(is_pos, s, w)
+        internal = {"y_true_digest": labels_digest(is_pos, w), "n_examples": int(y.size)}
+    return _log(
+        counts,
+        name=name,
+        prevalences=prevalences,
+        costs=costs,
+        run_id=run_id,
+        scores=kept,
+        extra_summary=extra_summary,
+        internal=internal,
+        log_figures=log_figures,
+        tracking_uri=tracking_uri,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+    )
+
+
+def _pos_of(y: np.ndarray) -> Any:
+    """Positive label of stored scores: 1/True when present, else the larger of two labels."""
+    labels = np.unique(y)
+    return 1 if np.any(labels == 1) else labels[-1]
+
+
+#: A member is deflated only when deflating its first bytes saves at least this share.
+_DEFLATE_MIN_SAVING = 0.10
+_DEFLATE_PROBE_BYTES = 1 << 18
+
+
+def _worth_deflating(arr: np.ndarray) -> bool:
+    """Whether deflate (level 1) shrinks a sample of ``arr``'s bytes by a useful amount."""
+    import zlib
+
+    sample = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)[:_DEFLATE_PROBE_BYTES]
+    if sample.size == 0:
+        return False
+    return len(zlib.compress(sample.tobytes(), 1)) <= (1 - _DEFLATE_MIN_SAVING) * sample.size
+
+
+def _write_scores(path: Path, scores: Scores) -> None:
+    """Write ``scores.npz``: a zip of ``.npy`` members (``numpy.load`` reads it as an npz).
+
+    Each member is deflated (level 1) only when a probe of its first 256 KiB shows deflate saves
+    at least 10 %: labels and rounded or low-entropy scores shrink a lot, whereas the mantissas of
+    continuous float64 scores are nearly incompressible and deflating them would cost most of
+    the hook's time for a few percent of size (they are stored). Scores that are exactly float32
+    (most model outputs) are stored as float32, losslessly; labels as bool.
+    """
+    import zipfile
+
+    s = np.asarray(scores.y_score, dtype=np.float64)
+    s32 = s.astype(np.float32)
+    arrays = {
+        "y_true": np.asarray(scores.y_true, dtype=bool),
+        "y_score": s32 if np.array_equal(s32, s) else s,
+    }
+    if scores.sample_weight is not None:
+        arrays["sample_weight"] = np.asarray(scores.sample_weight, dtype=np.float64)
+    with zipfile.ZipFile(path, "w") as zf:
+        for key, arr in arrays.items():
+            arr = np.ascontiguousarray(arr)
+            # ZipFile.open(name, "w") takes the archive's current method for the new member
+            deflate = _worth_deflating(arr)
+            zf.compression = zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED
+            zf.compresslevel = 1 if deflate else None
+            with zf.open(f"{key}.npy", "w", force_zip64=True) as fh:
+                np.lib.format.write_array(fh, arr, allow_pickle=False)
+
+
+def _log(
+    counts: RocCounts,
+    *,
+    name: str,
+    prevalences: Any,
+    costs: Any,
+    run_id: str | None,
+    scores: Scores | None,
+    extra_summary: Mapping[str, Any] | None,
+    internal: dict[str, Any],
+    log_figures: bool,
+    tracking_uri: str | None,
+    n_bootstrap: Any = DEFAULT_N_BOOTSTRAP,
+    seed: Any = 0,
+    timer: _Timer | None = None,
+) -> LoggedCounts:
+    import mlflow
+    from mlflow.entities import Metric, RunTag
+
+    timer = timer or _Timer()
+    name = _check_name(name)
+    etas = _check_prevalences(prevalences)
+    cost = _check_costs(costs)
+    extra = _check_extra(extra_summary)
+    n_boot, seed = _check_bootstrap(n_bootstrap, seed)
+    check_reachable(tracking_uri)  # a dead server: one clear error in seconds, not minutes
+    client = _client(tracking_uri)
+    run_id = _resolve_run(client, run_id)
+    run_name = client.get_run(run_id).info.run_name  # the card's title
+    artifact_path = f"{ARTIFACT_ROOT}/{name}"
+
+    with tempfile.TemporaryDirectory(prefix="mlflow-imbalance-") as tmp:
+        data_dir = Path(tmp) / "data"
+        commit_dir = Path(tmp) / "commit"
+        data_dir.mkdir()
+        commit_dir.mkdir()
+        with timer.part("metrics"):
+            headline, series = _headline(
+                counts, name, etas, cost, n_boot=n_boot, seed=seed, timer=timer
+            )
+            flat = keys.flat_metrics(name, headline)
+            steps = keys.sweep_metrics(name, series, headline, float(counts.prevalence))
+        for table in (timer.parts, timer.cpu):  # report the intervals apart from the metrics
+            table["metrics"] -= table.get("intervals", 0.0)
+        counts.save(data_dir / COUNTS_FILENAME)
+        (data_dir / COUNTS_FILENAME).chmod(0o644)
+        roles = {COUNTS_FILENAME: "counts"}
+        scores_info = None
+        pending = None
+        pool = None
+        if scores is not None:
+            # zlib and sha256 release the GIL: write the scores in a thread while the figures
+            # render in this one (the two are the largest parts of the hook).
+            from concurrent.futures import ThreadPoolExecutor
+
+            def write_scores() -> tuple[str, float]:
+                t0 = _now()
+                _write_scores(data_dir / SCORES_FILENAME, scores)
+                return scores_digest(scores.y_score), _now() - t0
+
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mlflow-imbalance")
+            pending = pool.submit(write_scores)
+        try:
+            figures: dict[str, str] = {}
+            if log_figures:
+                with timer.part("figures"):
+                    figures = _render_figures(counts, name, etas, cost, data_dir)
+                roles.update({f: "figure" for f in figures.values()})
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
+        if pending is not None:
+            digest, seconds = pending.result()
+            timer.parts["scores (in parallel)"] = seconds
+            roles[SCORES_FILENAME] = "scores"
+            scores_info = {"file": SCORES_FILENAME, "n": int(scores.y_score.size), "digest": digest}
+        # summary.json reads top-down: what it is and the headline first, the manifest last
+        summary: dict[str, Any] = {
+            "schema": SCHEMA_NAME,
+            "schema_version": SCHEMA_VERSION,
+            "name": name,
+            "run_name": run_name,
+            "run_id": run_id,
+            "test_prevalence": float(counts.prevalence),
+            "n_pos": counts.n_pos,
+            "n_neg": counts.n_neg,
+            "prevalences": etas,
+            "costs": cost,
+            "headline": headline,
+            "sweep": series,
+            "n_examples": internal.get("n_examples"),
+            "n_thresholds": counts.n_thresholds,
+            "weighted": counts.weighted,
+            "compressed": counts.compressed,
+            "max_tpr_error": counts.max_tpr_error,
+            "max_fpr_error": counts.max_fpr_error,
+            "y_true_digest": internal.get("y_true_digest"),
+            "package_version": __version__,
+            "mlflow_version": mlflow.__version__,
+            "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "figures": figures,
+            "card": None,
+            "scores": scores_info,
+            "extra": extra,
+        }
+        for key, value in extra.items():
+            summary.setdefault(key, value)
+        with timer.part("card"):
+            card = _render_card(summary, data_dir, figures)
+            (data_dir / CARD_FILENAME).write_text(card, encoding="utf-8")
+        roles[CARD_FILENAME] = "card"
+        summary["card"] = CARD_FILENAME
+        summary["files"] = {  # the manifest: the last key, after any extra entries
+            fname: {
+                "sha256": file_sha256(data_dir / fname),
+                "bytes": (data_dir / fname).stat().st_size,
+                "role": role,
+            }
+            for fname, role in roles.items()
+        }
+        text = summary_to_json(summary)
+        summary_from_json(text, source="the summary being written")  # never commit an invalid one
+        (commit_dir / SUMMARY_FILENAME).write_text(text, encoding="utf-8")
+
+        # ---- only now touch the store: data files, metrics, then the commit marker
+        with timer.part("upload"):
+            client.log_artifacts(run_id, str(data_dir), artifact_path=artifact_path)
+            import time
+
+            now = int(time.time() * 1000)
+            # the series' keys get their test-prevalence value as their last step, not here
+            series_keys = {k for k, _, _ in steps}
+            batch = [
+                Metric(k, float(v), now, 0)
+                for k, v in flat.items()
+                if math.isfinite(v) and k not in series_keys
+            ]
+            batch.extend(Metric(k, v, now, step) for k, v, step in steps)
+            tags = [RunTag(k, v) for k, v in keys.constant_tags(name, summary).items()]
+            for i in range(0, max(len(batch), 1), 1000):
+                client.log_batch(run_id, metrics=batch[i : i + 1000], tags=tags if i == 0 else [])
+            client.log_artifact(run_id, str(commit_dir / SUMMARY_FILENAME), artifact_path)
+    last_timings.parts = dict(timer.parts)
+    last_timings.cpu = dict(timer.cpu)
+    logger.info("logged counts %r to run %s (%s)", name, run_id, artifact_path)
+    return LoggedCounts(run_id, name, artifact_path, summary, flat)

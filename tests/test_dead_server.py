@@ -1,0 +1,242 @@
+"""A tracking server that dies mid-training: bounded overhead, exactly one warning, clear errors.
+
+Each training test starts its own real ``mlflow server`` (SQLite backend, proxied artifacts),
+logs one capture while it is alive, then SIGKILLs its whole process group and lets training go
+on with MLflow's *default* HTTP retry settings (which alone would retry for minutes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import warnings
+from pathlib import Path
+
+import mlflow
+import numpy as np
+import pytest
+
+import mlflow_imbalance as mi
+
+pytestmark = pytest.mark.server
+
+_HTTP_KNOBS = (
+    "MLFLOW_HTTP_REQUEST_MAX_RETRIES",
+    "MLFLOW_HTTP_REQUEST_TIMEOUT",
+    "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR",
+)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class _Server:
+    """A real ``mlflow server`` subprocess on a free port, killable mid-test."""
+
+    def __init__(self, root: Path, template_db: Path | None = None) -> None:
+        if template_db is not None:  # an already migrated database: the server starts faster
+            shutil.copyfile(template_db, root / "mlflow.db")
+        port = _free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        log = root / "server.log"
+        cmd = [
+            sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
+            "--workers", "1", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
+            "--artifacts-destination", str(root / "artifacts"), "--serve-artifacts",
+        ]  # fmt: skip
+        with open(log, "wb") as fh:
+            self.proc = subprocess.Popen(
+                cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=root, start_new_session=True
+            )
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, log.read_text(errors="replace")[-2000:]
+            with contextlib.suppress(OSError):
+                with urllib.request.urlopen(f"{self.url}/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            time.sleep(0.25)
+        self.kill()
+        raise RuntimeError(f"mlflow server did not start: {log.read_text(errors='replace')}")
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch, _template_tracking_db):
+    """A live server as the global tracking URI; MLflow's own HTTP defaults are in force."""
+    for key in _HTTP_KNOBS:
+        monkeypatch.delenv(key, raising=False)
+    while mlflow.active_run() is not None:
+        mlflow.end_run()
+    previous = mlflow.get_tracking_uri()
+    srv = _Server(tmp_path, _template_tracking_db)
+    mlflow.set_tracking_uri(srv.url)
+    try:
+        yield srv
+    finally:
+        srv.kill()
+        # the run can no longer be terminated on the dead server: fail fast, forget it
+        monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+        monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
+        while mlflow.active_run() is not None:
+            with contextlib.suppress(Exception):
+                mlflow.end_run()
+        mlflow.set_tracking_uri(previous)
+
+
+def _data(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.1).astype(int)
+    X = np.c_[y + rng.normal(size=n), rng.normal(size=n), rng.normal(size=n)]
+    return X, y
+
+
+def _ours(records) -> list[str]:
+    return [str(w.message) for w in records if "mlflow-imbalance" in str(w.message)]
+
+
+def test_autolog_server_killed_mid_training(server):
+    import sklearn.metrics
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = _data()
+    mi.autolog(log_figures=False)
+    try:
+        with warnings.catch_warnings(record=True) as records:
+            warnings.simplefilter("always")
+            run = mlflow.start_run()
+            model = LogisticRegression().fit(X[:1500], y[:1500])
+            sklearn.metrics.roc_auc_score(y[1500:], model.predict_proba(X[1500:])[:, 1])
+            assert mi.load_counts(run.info.run_id, "autolog").n_pos == int(y[1500:].sum())
+            assert _ours(records) == []
+
+            server.kill()
+            t0 = time.monotonic()
+            for epoch in range(6):  # the rest of the training loop, evaluating each epoch
+                model = LogisticRegression(C=1.0 / (epoch + 1)).fit(X[:1500], y[:1500])
+                s = model.predict_proba(X[1500:])[:, 1]
+                sklearn.metrics.roc_auc_score(y[1500:], s)
+                sklearn.metrics.average_precision_score(y[1500:], s + epoch)
+                sklearn.metrics.RocCurveDisplay.from_predictions(y[1500:], s * 0.5)
+            overhead = time.monotonic() - t0
+    finally:
+        mi.autolog(disable=True)
+    assert overhead < 10, f"training after the server died took {overhead:.1f} s"
+    ours = _ours(records)
+    assert len(ours) == 1, ours
+    assert server.url in ours[0] and "unreachable" in ours[0]
+
+
+def test_xgboost_callback_server_killed_mid_training(server):
+    xgb = pytest.importorskip("xgboost")
+    from mlflow_imbalance.integrations.xgboost import ImbalanceCallback
+
+    X, y = _data(seed=1)
+
+    class KillAt(xgb.callback.TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            if epoch == 2:
+                server.kill()
+                self.t0 = time.monotonic()
+            return False
+
+    killer = KillAt()
+    cb = ImbalanceCallback(X[1500:], y[1500:], log_figures=False)
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        mlflow.start_run()
+        booster = xgb.train(
+            {"objective": "binary:logistic", "max_depth": 2, "nthread": 1},
+            xgb.DMatrix(X[:1500], label=y[:1500]),
+            num_boost_round=6,
+            callbacks=[killer, cb],
+        )
+        overhead = time.monotonic() - killer.t0
+    assert booster.num_boosted_rounds() == 6 and cb.logged is None
+    assert overhead < 10, f"training after the server died took {overhead:.1f} s"
+    ours = _ours(records)
+    assert len(ours) == 1, ours
+    assert server.url in ours[0] and "unreachable" in ours[0]
+
+
+def test_lightgbm_callback_server_killed_mid_training(server):
+    lgb = pytest.importorskip("lightgbm")
+    from mlflow_imbalance.integrations.lightgbm import ImbalanceCallback
+
+    X, y = _data(seed=2)
+    state = {}
+
+    def kill_at_3(env):
+        if env.iteration == 3:
+            server.kill()
+            state["t0"] = time.monotonic()
+
+    kill_at_3.order = 10  # LightGBM sorts callbacks by this attribute
+    cb = ImbalanceCallback(X[1500:], y[1500:], log_figures=False)
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        mlflow.start_run()
+        booster = lgb.train(
+            {"objective": "binary", "num_leaves": 4, "verbose": -1, "num_threads": 1},
+            lgb.Dataset(X[:1500], y[:1500]),
+            num_boost_round=200,
+            valid_sets=[lgb.Dataset(X[1500:], y[1500:])],
+            callbacks=[kill_at_3, lgb.early_stopping(3, verbose=False), cb],
+        )
+        overhead = time.monotonic() - state["t0"]
+    assert booster.current_iteration() > 3 and cb.logged is None
+    assert overhead < 10, f"training after the server died took {overhead:.1f} s"
+    ours = _ours(records)
+    assert len(ours) == 1, ours
+    assert server.url in ours[0] and "unreachable" in ours[0]
+
+
+def test_explicit_log_scores_raises_promptly_with_one_line(server):
+    run = mlflow.start_run()
+    server.kill()
+    t0 = time.monotonic()
+    with pytest.raises(mlflow.exceptions.MlflowException) as info:
+        mi.log_scores([0, 1, 0, 1], [0.1, 0.8, 0.3, 0.6], run_id=run.info.run_id)
+    assert time.monotonic() - t0 < 10
+    message = info.value.message
+    assert "\n" not in message and server.url in message and "mlflow server" in message
+
+
+def test_cli_closed_port_one_line_within_15s(tmp_path):
+    url = f"http://127.0.0.1:{_free_port()}"
+    env = {k: v for k, v in os.environ.items() if k not in _HTTP_KNOBS}
+    for args in (
+        ["list", "--experiment", "x", "--tracking-uri", url],
+        ["report", "--experiment", "x", "--tracking-uri", url, "-o", str(tmp_path / "r.html")],
+    ):
+        t0 = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "mlflow_imbalance.report.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+            env=env,
+        )
+        elapsed = time.monotonic() - t0
+        assert elapsed < 15, elapsed
+        assert proc.returncode != 0
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1, proc.stderr
+        assert url in lines[0] and "mlflow server" in lines[0] and "Traceback" not in proc.stderr
+        assert list(tmp_path.iterdir()) == []  # no store, no report created
