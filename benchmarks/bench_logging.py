@@ -9,12 +9,12 @@ of each (imports, fonts, the store's schema). Printed: the best-of-``repeats`` w
 process-CPU times of
 
 - baseline: ``sklearn.metrics.RocCurveDisplay.from_predictions`` + ``mlflow.log_figure``;
-- ``mlflow_imbalance.log_scores`` (counts, metrics, intervals, six figures, card, raw scores,
-  upload), split into counts / metrics / intervals / figures / card / scores / upload (wall and
-  process CPU, best of the repeats per part), and the hook without the bootstrap intervals
-  (``n_bootstrap=0``) and without figures;
+- ``mlflow_imbalance.log_scores`` (counts, metrics, intervals, the three MLflow preview
+  figures, card, raw scores, upload), split into counts / metrics / intervals / figures / card /
+  scores / upload (wall and process CPU, best of the repeats per part), and the hook without
+  the bootstrap intervals (``n_bootstrap=0``) and without figures;
 
-and the ratio hook / baseline (target: below 3).
+and the ratios hook / baseline in wall and CPU time (issue 14's target: at most 1.5 in both).
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ import tempfile
 import time
 
 import numpy as np
+
+#: Issue 14: the hook at most 1.5x the baseline, in wall and in CPU time.
+TARGET = 1.5
 
 
 def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -122,8 +125,11 @@ def main() -> None:
     )
     ratio = total / base
     ratio_cpu = total_cpu / base_cpu
-    verdict = "met" if ratio < 3 else "NOT met"
-    print(f"ratio hook / baseline: wall {ratio:.2f}, CPU {ratio_cpu:.2f}  (target < 3: {verdict})")
+    verdict = "met" if max(ratio, ratio_cpu) <= TARGET else "NOT met"
+    print(
+        f"ratio hook / baseline: wall {ratio:.2f}, CPU {ratio_cpu:.2f}  "
+        f"(target <= {TARGET} in both: {verdict})"
+    )
 
 
 if __name__ == "__main__":

@@ -26,8 +26,12 @@ Bands over whole curves
     * :func:`bootstrap_counts` -- the count bootstrap: each class's per-threshold counts are
       resampled multinomially, which is exactly equal in distribution to resampling
       (score, label) pairs within each class, at O(B*K) instead of O(B*n log n).
-    * :func:`roc_band`, :func:`prevalence_band` -- bootstrap sup-t bands (simultaneous over
-      the grid; Montiel Olea & Plagborg-Moller 2019), or percentile bands labelled pointwise.
+    * :func:`prevalence_band` -- AP, PR-AUC, max-F1 against eta: by default the Bayesian count
+      bootstrap with a Jeffreys pseudo-negative (:func:`bayesian_counts`) and a simultaneous
+      credible band (:func:`band_from_draws`), valid at every eta; ``construction="bootstrap"``
+      keeps the earlier sup-t band.
+    * :func:`roc_band` -- bootstrap sup-t band (simultaneous over the grid; Montiel Olea &
+      Plagborg-Moller 2019), or percentile bands labelled pointwise.
       :func:`pr_band` is the ROC band mapped through eq. 8 (:func:`pr_band_from_roc`):
       simultaneous over every recall and every ``eta`` at once. :func:`p3_band` and
       :func:`f1_band` are exact-method bands that are simultaneous over every ``eta`` (see their
@@ -47,12 +51,13 @@ Headline intervals (what the logging hook stores and the report's table prints)
     * :func:`roc_auc_interval` -- DeLong's variance computed exactly from the counts, Wald on
       the logit scale (Clopper-Pearson fallback when the variance is 0).
     * :func:`headline_intervals` -- AP, PR-AUC and max-F1 at several prevalences from ONE
-      count-bootstrap replicate set, on counts thinned by :func:`thin_for_bootstrap` and
-      re-centred on the exact values (:func:`recentre`).
+      Bayesian count-bootstrap draw set (the same construction as :func:`prevalence_band`), on
+      counts thinned by :func:`thin_for_bootstrap` and re-centred on the exact values
+      (:func:`recentre`).
 
 The code lives in :mod:`mlflow_imbalance.stats` (``intervals``, ``sample_size``,
-``bootstrap``, ``bands``, ``prevalence_bands``, ``auc``, ``headline``, ``compare``,
-``decision``); this module re-exports
+``bootstrap``, ``bands``, ``posterior``, ``prevalence_bands``, ``auc``, ``headline``,
+``compare``, ``decision``); this module re-exports
 their public names so ``from mlflow_imbalance import uncertainty`` keeps one flat namespace.
 """
 
@@ -67,6 +72,7 @@ from mlflow_imbalance.stats import compare as _compare
 from mlflow_imbalance.stats import decision as _decision
 from mlflow_imbalance.stats import headline as _headline
 from mlflow_imbalance.stats import intervals as _intervals
+from mlflow_imbalance.stats import posterior as _posterior
 from mlflow_imbalance.stats import prevalence_bands as _prevalence_bands
 from mlflow_imbalance.stats import sample_size as _sample_size
 from mlflow_imbalance.stats._batch import *  # noqa: F403
@@ -77,6 +83,7 @@ from mlflow_imbalance.stats.compare import *  # noqa: F403
 from mlflow_imbalance.stats.decision import *  # noqa: F403
 from mlflow_imbalance.stats.headline import *  # noqa: F403
 from mlflow_imbalance.stats.intervals import *  # noqa: F403
+from mlflow_imbalance.stats.posterior import *  # noqa: F403
 from mlflow_imbalance.stats.prevalence_bands import *  # noqa: F403
 from mlflow_imbalance.stats.sample_size import *  # noqa: F403
 
@@ -89,6 +96,7 @@ __all__ = sorted(
         *_bootstrap.__all__,
         *_bands.__all__,
         *_prevalence_bands.__all__,
+        *_posterior.__all__,
         *_auc.__all__,
         *_headline.__all__,
         *_compare.__all__,

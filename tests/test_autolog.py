@@ -27,6 +27,7 @@ def autolog_off():
     mi.autolog(disable=True)
     mlflow.sklearn.autolog(disable=True)
     autologging._captures.clear()
+    autologging._warned_once.clear()
 
 
 def _data(n=400, seed=0):
@@ -101,7 +102,8 @@ def test_names_imported_before_autolog_are_not_patched(tracking_uri, autolog_off
     # documented limitation: a name bound before autolog() keeps the original function
     from sklearn.metrics import roc_auc_score as early
 
-    mi.autolog(log_figures=False)
+    with pytest.warns(UserWarning, match=r"early \(in test_names_imported.*NOT be captured"):
+        mi.autolog(log_figures=False)
     y, s = _data()
     with mlflow.start_run() as run:
         early(y, s)
@@ -172,3 +174,53 @@ def test_bad_autolog_options_fail_early(autolog_off):
     with pytest.raises(ValueError, match="prevalences"):
         mi.autolog(prevalences=[2.0])
     assert sklearn.metrics.roc_auc_score is ORIGINALS["roc_auc_score"]
+
+
+def test_module_level_import_before_autolog_warns_once_naming_it(tracking_uri, autolog_off):
+    import sys
+    import types
+
+    user = types.ModuleType("a_user_training_script")  # sorts first among the names shown
+    exec("from sklearn.metrics import average_precision_score as ap", user.__dict__)
+    sys.modules[user.__name__] = user
+    try:
+        with warnings.catch_warnings(record=True) as records:
+            warnings.simplefilter("always")
+            mi.autolog(log_figures=False)
+        ours = [str(w.message) for w in records if "mlflow-imbalance" in str(w.message)]
+        assert len(ours) == 1 and "a_user_training_script.ap" in ours[0], ours
+        assert "mi.autolog() before" in ours[0]  # says what to do
+    finally:
+        del sys.modules[user.__name__]
+
+
+def test_metric_after_mlflow_sklearn_run_ended_warns_once(tracking_uri, autolog_off):
+    y, _ = _data(300)
+    X = np.c_[y + np.random.default_rng(4).normal(size=y.size), np.ones(y.size)]
+    mlflow.sklearn.autolog(log_models=False, log_datasets=False, silent=True)
+    mi.autolog(log_figures=False)
+    model = LogisticRegression().fit(X, y)  # mlflow.sklearn starts a run and ends it here
+    assert mlflow.active_run() is None
+    s = model.predict_proba(X)[:, 1]
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        sklearn.metrics.roc_auc_score(y, s)
+        sklearn.metrics.average_precision_score(y, s)  # the same situation: no second warning
+    ours = [str(w.message) for w in records if "mlflow-imbalance" in str(w.message)]
+    assert len(ours) == 1, ours
+    assert "outside an active MLflow run" in ours[0] and "mlflow.start_run" in ours[0]
+    run_id = mlflow.last_active_run().info.run_id
+    with mlflow.start_run(run_id=run_id):  # what the warning suggests: it now captures
+        sklearn.metrics.roc_auc_score(y, s)
+    assert list(mi.list_counts(run_id)) == ["autolog"]
+
+
+def test_capture_limit_warns_once_per_run(tracking_uri, autolog_off):
+    mi.autolog(log_figures=False, max_captures_per_run=1)
+    with mlflow.start_run() as run, warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        for seed in range(4):
+            sklearn.metrics.roc_auc_score(*_data(seed=seed))
+    ours = [str(w.message) for w in records if "mlflow-imbalance" in str(w.message)]
+    assert len(ours) == 1 and "max_captures_per_run" in ours[0], ours
+    assert list(mi.list_counts(run.info.run_id)) == ["autolog"]

@@ -1,7 +1,10 @@
 """The report in real headless Chromium, driven over the DevTools protocol (stdlib websocket).
 
-Asserts: the page loads with no console errors or exceptions, the only network request is the
-file itself, every figure is present and decoded, and a screenshot is written to
+Asserts: the page loads with no console errors, exceptions or CSP violations; the only network
+request is the file itself (and the page works with the network emulated offline); the charts
+render; the verdict names the run with the lowest expected cost computed independently here;
+typing a prevalence into ``#prevalence`` updates the live verdict and the displayed precision
+to the Python value at that η; nothing overflows sideways at 1000 px. Screenshots go to
 ``test-artifacts/`` for the test log.
 """
 
@@ -112,102 +115,258 @@ class DevTools:
         self.sock.close()
 
 
-@pytest.fixture
-def report_file(tmp_path: Path) -> Path:
-    rng = np.random.default_rng(0)
-    counts = {}
-    for name, sep in (("wide <b>net</b>", 1.2), ("sharp", 1.9)):
-        y = rng.random(5000) < 0.05
-        counts[name] = mi.RocCounts.from_scores(y, rng.normal(size=y.size) + sep * y)
-    rep = mi.build_report(counts, prevalences=[1e-3], n_bootstrap=50, title="browser test")
-    return rep.save(tmp_path / "report.html")
+class Chromium:
+    """A headless Chromium with one page, driven over DevTools; a context manager."""
 
+    def __init__(self, tmp_path: Path, width: int = 1280, height: int = 900) -> None:
+        self.tmp_path, self.width, self.height = tmp_path, width, height
 
-def test_report_in_headless_chromium(report_file: Path, tmp_path: Path) -> None:
-    binary = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    profile = tmp_path / "profile"
-    proc = subprocess.Popen(
-        [
-            binary,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-quic",
-            f"--user-data-dir={profile}",
-            "--remote-debugging-port=0",
-            "--window-size=1280,900",
-            "about:blank",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        port_file = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 60
-        while not (port_file.exists() and port_file.read_text().count("\n") >= 1):
-            assert proc.poll() is None, "chromium exited early"
-            assert time.monotonic() < deadline, "chromium did not open its DevTools port"
-            time.sleep(0.1)
-        port = int(port_file.read_text().splitlines()[0])
-        import urllib.request
-
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
-            page = next(t for t in json.load(r) if t["type"] == "page")
-        dt = DevTools(page["webSocketDebuggerUrl"])
+    def __enter__(self) -> Chromium:
+        binary = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+        profile = self.tmp_path / f"profile-{self.width}"
+        self.proc = subprocess.Popen(
+            [
+                binary,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-quic",
+                "--hide-scrollbars",
+                f"--user-data-dir={profile}",
+                "--remote-debugging-port=0",
+                f"--window-size={self.width},{self.height}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
-            dt.send("Page.enable")
-            dt.send("Runtime.enable")
-            dt.send("Log.enable")
-            dt.send("Network.enable")
-            dt.events.clear()
-            url = report_file.as_uri()
-            dt.send("Page.navigate", url=url)
-            dt.wait_event("Page.loadEventFired", timeout=60)
-            state = dt.send(
-                "Runtime.evaluate",
-                expression="""JSON.stringify({
-                  sections: [...document.querySelectorAll('.figure-section')].map(s =>
-                    s.querySelectorAll('img, svg').length),
-                  images: [...document.images].map(i => [i.complete, i.naturalWidth]),
-                  scripts: document.scripts.length,
-                  title: document.title,
-                  width: document.documentElement.scrollWidth
-                })""",
-                returnByValue=True,
+            port_file = profile / "DevToolsActivePort"
+            deadline = time.monotonic() + 60
+            while not (port_file.exists() and port_file.read_text().count("\n") >= 1):
+                assert self.proc.poll() is None, "chromium exited early"
+                assert time.monotonic() < deadline, "chromium did not open its DevTools port"
+                time.sleep(0.1)
+            port = int(port_file.read_text().splitlines()[0])
+            import urllib.request
+
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
+                page = next(t for t in json.load(r) if t["type"] == "page")
+            self.dt = DevTools(page["webSocketDebuggerUrl"])
+            for domain in ("Page", "Runtime", "Log", "Network"):
+                self.dt.send(f"{domain}.enable")
+            self.dt.send(
+                "Emulation.setDeviceMetricsOverride",
+                width=self.width,
+                height=self.height,
+                deviceScaleFactor=1,
+                mobile=False,
             )
-            info = json.loads(state["result"]["value"])
-            shot = dt.send("Page.captureScreenshot", format="png", captureBeyondViewport=False)
-        finally:
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def open(self, path: Path, offline: bool = True) -> str:
+        """Load a file (network emulated offline unless told otherwise) and wait for charts."""
+        if offline:
+            self.dt.send(
+                "Network.emulateNetworkConditions",
+                offline=True,
+                latency=0,
+                downloadThroughput=-1,
+                uploadThroughput=-1,
+            )
+        self.dt.events.clear()
+        url = path.as_uri()
+        self.dt.send("Page.navigate", url=url)
+        self.dt.wait_event("Page.loadEventFired", timeout=60)
+        self.wait("document.querySelectorAll('.vega svg').length === "
+                  "document.querySelectorAll('.vega').length")  # fmt: skip
+        return url
+
+    def eval(self, expression: str):
+        res = self.dt.send("Runtime.evaluate", expression=expression, returnByValue=True)
+        if "exceptionDetails" in res:
+            raise AssertionError(res["exceptionDetails"])
+        return res["result"].get("value")
+
+    def wait(self, expression: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.eval(f"Boolean({expression})"):
+            assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+            time.sleep(0.1)
+
+    def screenshot(self, full: bool = False) -> bytes:
+        params = {"format": "png"}
+        if full:
+            h = int(self.eval("document.documentElement.scrollHeight"))
+            params.update(
+                captureBeyondViewport=True,
+                clip={"x": 0, "y": 0, "width": self.width, "height": h, "scale": 1},
+            )
+        return base64.b64decode(self.dt.send("Page.captureScreenshot", **params)["data"])
+
+    def requests(self) -> list[str]:
+        return [
+            e["params"]["request"]["url"]
+            for e in self.dt.events
+            if e.get("method") == "Network.requestWillBeSent"
+        ]
+
+    def errors(self) -> list[dict]:
+        return [
+            e
+            for e in self.dt.events
+            if e.get("method") == "Runtime.exceptionThrown"
+            or (
+                e.get("method") == "Runtime.consoleAPICalled" and e["params"].get("type") == "error"
+            )
+            or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")
+        ]
+
+    def __exit__(self, *exc) -> None:
+        dt = getattr(self, "dt", None)
+        if dt is not None:
             dt.close()
-    finally:
-        os.killpg(proc.pid, 15)
-        proc.wait(timeout=30)
-    requests = [
-        e["params"]["request"]["url"]
-        for e in dt.events
-        if e.get("method") == "Network.requestWillBeSent"
-    ]
-    external = [u for u in requests if not u.startswith(("data:", url))]
+        os.killpg(self.proc.pid, 15)
+        self.proc.wait(timeout=30)
+
+
+def _scores():
+    """Three runs on one test set; costs make the cheapest run differ from the best-AP run."""
+    rng = np.random.default_rng(0)
+    y = rng.random(8000) < 0.05
+    runs = {
+        "wide <b>net</b>": rng.normal(size=y.size) + 1.3 * y,
+        "sharp": np.where(y & (rng.random(y.size) < 0.3), 4.0, 0.0) + rng.normal(size=y.size),
+        "middle": rng.normal(size=y.size) + 1.0 * y,
+    }
+    return y, runs
+
+
+def _lowest_cost_run(y, runs, eta, cost_fp, cost_fn):
+    """Independent reference: min over thresholds of the expected cost, with scikit-learn."""
+    from sklearn.metrics import roc_curve
+
+    best = {}
+    for name, s in runs.items():
+        fpr, tpr, _ = roc_curve(y, s)  # includes (0, 0) and (1, 1)
+        best[name] = float(np.min((1 - eta) * cost_fp * fpr + eta * cost_fn * (1 - tpr)))
+    return min(best, key=best.get), best
+
+
+def _precision_at_cost_optimum(y, s, eta, cost_fp, cost_fn):
+    """Precision at eta of the cost-optimal threshold (scikit-learn ROC, reweighted by eta)."""
+    from sklearn.metrics import roc_curve
+
+    fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)
+    cost = (1 - eta) * cost_fp * fpr + eta * cost_fn * (1 - tpr)
+    i = int(np.flatnonzero(cost == cost.min())[0])  # lowest FPR among ties
+    return eta * tpr[i] / (eta * tpr[i] + (1 - eta) * fpr[i])
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory) -> tuple[Path, dict]:
+    y, runs = _scores()
+    counts = {k: mi.RocCounts.from_scores(y, s) for k, s in runs.items()}
+    rep = mi.build_report(
+        counts, prevalences=[1e-3, 1e-2], cost_fp=1, cost_fn=200, n_bootstrap=60,
+        title="browser test", progress=False,
+    )  # fmt: skip
+    path = rep.save(tmp_path_factory.mktemp("report") / "report.html")
+    return path, {"y": y, "runs": runs, "report": rep}
+
+
+def test_report_in_headless_chromium(report_file, tmp_path: Path) -> None:
+    path, ref = report_file
+    y, runs = ref["y"], ref["runs"]
+    with Chromium(tmp_path, width=1000, height=900) as page:
+        url = page.open(path)
+        info = page.eval("""JSON.stringify({
+          charts: document.querySelectorAll('.vega').length,
+          drawn: [...document.querySelectorAll('.vega svg')].map(s => s.querySelectorAll(
+            'path, line').length),
+          scripts: [...document.scripts].map(s => [s.type, s.src]),
+          title: document.title,
+          scrollWidth: document.documentElement.scrollWidth,
+          innerWidth: window.innerWidth,
+          fontMin: Math.min(...[...document.querySelectorAll('.vega svg text')].map(t =>
+            parseFloat(getComputedStyle(t).fontSize))),
+          widths: [...document.querySelectorAll('figure.chart')].map(f =>
+            Math.round(f.getBoundingClientRect().width)),
+          verdicts: [...document.querySelectorAll('#verdict [data-prevalence]')].map(e =>
+            [Number(e.dataset.prevalence), e.dataset.run, e.textContent]),
+          error: document.getElementById('live-error').textContent
+        })""")  # fmt: skip
+        info = json.loads(info)
+        shot = page.screenshot()
+        # the prevalence control: type eta into the box, dispatch input
+        eta = 3e-3
+        page.eval(
+            f"(() => {{ const b = document.getElementById('prevalence'); b.value = '{eta}'; "
+            "b.dispatchEvent(new Event('input', {bubbles: true})); })()"
+        )
+        live = json.loads(page.eval("""JSON.stringify({
+          run: document.getElementById('verdict-live').dataset.run,
+          eta: Number(document.getElementById('verdict-live').dataset.prevalence),
+          rows: [...document.querySelectorAll('#live-table tbody tr')].map(r => [r.dataset.run,
+            r.querySelector('[data-col=precision]').textContent]),
+          slider: Number(document.getElementById('prevalence-slider').value)
+        })"""))  # fmt: skip
+        errors = page.errors()
+        requests = page.requests()
+    # nothing but the file itself was requested (and the page ran offline)
     assert requests and requests[0] == url
-    assert not external, external
-    errors = [
-        e
-        for e in dt.events
-        if e.get("method") == "Runtime.exceptionThrown"
-        or (e.get("method") == "Runtime.consoleAPICalled" and e["params"].get("type") == "error")
-        or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")
-    ]
+    assert not [u for u in requests if not u.startswith(("data:", url))], requests
     assert not errors, errors[:3]
-    assert info["scripts"] == 0 and info["title"] == "browser test"
-    assert len(info["sections"]) >= 7 and all(n >= 1 for n in info["sections"])
-    assert sum(info["sections"]) >= 11
-    assert all(ok and w > 0 for ok, w in info["images"]), info["images"]
+    assert info["error"] == ""
+    assert info["title"] == "browser test"
+    # scripts: inline only (data blocks, the Vega bundle, the page's own)
+    assert all(src == "" for _, src in info["scripts"]) and len(info["scripts"]) == 4
+    assert info["charts"] >= 3 and all(n > 10 for n in info["drawn"]), info["drawn"]
+    assert info["fontMin"] >= 11, info["fontMin"]
+    assert len(set(info["widths"])) == 1, info["widths"]  # every chart the same width
+    # no horizontal overflow at 1000 px
+    assert info["innerWidth"] == 1000
+    assert info["scrollWidth"] <= info["innerWidth"], info["scrollWidth"]
+    # the verdict names the run with the lowest expected cost (independent computation)
+    assert [v[0] for v in info["verdicts"]] == [1e-3, 1e-2]
+    for eta_v, run, text in info["verdicts"]:
+        want, _ = _lowest_cost_run(y, runs, eta_v, 1, 200)
+        assert run == want and want in text, (eta_v, run, want)
+    # the live control: verdict and precision at the typed eta equal Python's
+    want, _ = _lowest_cost_run(y, runs, eta, 1, 200)
+    assert live["eta"] == eta and live["run"] == want
+    assert abs(live["slider"] - np.log10(eta)) <= 0.005  # the slider follows (step 0.01)
+    shown = dict(live["rows"])
+    assert set(shown) == set(runs)
+    for name, s in runs.items():
+        py = _precision_at_cost_optimum(y, s, eta, 1, 200)
+        assert float(shown[name]) == pytest.approx(float(f"{py:.3g}"), rel=1e-12), (name, py)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    png = base64.b64decode(shot["data"])
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    (ARTIFACTS / "report-chromium.png").write_bytes(png)
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n"
+    (ARTIFACTS / "report-chromium.png").write_bytes(shot)
+
+
+def test_csp_allows_inline_only(report_file) -> None:
+    """The Content-Security-Policy meta tag: inline scripts/styles, data: images, no network."""
+    path, _ = report_file
+    html = path.read_text(encoding="utf-8")
+    import re
+
+    m = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    assert m, "no CSP meta tag"
+    import html as _html
+
+    policy = _html.unescape(m.group(1))
+    csp = {d.split()[0]: d.split()[1:] for d in policy.split(";") if d.strip()}
+    assert csp["default-src"] == ["'none'"]
+    assert csp["script-src"] == ["'unsafe-inline'"]  # no eval, no URL
+    assert csp["style-src"] == ["'unsafe-inline'"]
+    assert csp["img-src"] == ["data:"]

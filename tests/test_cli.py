@@ -139,7 +139,10 @@ def test_list_command(store):
     uri, ids = store
     res = CliRunner().invoke(main, ["list", "--experiment", "cli-exp", "--tracking-uri", uri])
     assert res.exit_code == 0, res.output
-    lines = {line.split("\t")[0]: line for line in res.output.strip().splitlines()}
+    out = res.output.strip().splitlines()
+    assert out[0] == "run_id\trun_name\tcounts"  # a header line
+    lines = {line.split("\t")[0]: line for line in out[1:]}
+    assert set(lines) == set(ids.values())
     assert lines[ids["gbm"]].endswith("test")
     assert lines[ids["no-counts"]].endswith("-")
 
@@ -169,7 +172,104 @@ def test_errors(store, tmp_path):
         main,
         ["report", "--experiment", "cli-exp", "--tracking-uri", uri, "--prevalence", "2"],
     )
-    assert res.exit_code == 1 and "prevalences" in res.output
+    assert res.exit_code == 1 and "--prevalence must lie" in res.output  # the option's name
+    assert "prevalences" not in res.output
     mlflow.set_experiment("empty-exp")
     res = runner.invoke(main, ["report", "--experiment", "empty-exp", "--tracking-uri", uri])
     assert res.exit_code == 1 and "no runs found" in res.output
+
+
+def _one_error_line(res) -> str:
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), res.output
+    assert "Traceback" not in res.output
+    return lines[0]
+
+
+def test_errors_use_option_names_and_one_line(store, tmp_path):
+    uri, ids = store
+    runner = CliRunner()
+    base = [
+        "report",
+        "--experiment",
+        "cli-exp",
+        "--tracking-uri",
+        uri,
+        "-o",
+        str(tmp_path / "r.html"),
+    ]
+    for extra, expected in (
+        (["--bootstrap", "10"], "--bootstrap must be 0 (off) or at least 50"),
+        (["--confidence", "1.5"], "--confidence must lie in"),
+        (["--cost-fp", "-1"], "--cost-fp"),
+        (["--prevalence-range", "1e-2:1e-5"], "--prevalence-range"),
+    ):
+        res = runner.invoke(main, base + extra)
+        assert res.exit_code == 1, res.output
+        line = _one_error_line(res)
+        assert expected in line, line
+        for python_name in ("n_bootstrap", "runs_or_counts", "cost_fp", "prevalence_range"):
+            assert python_name not in line
+    assert not (tmp_path / "r.html").exists()
+    res = runner.invoke(main, ["report", "--run-id", ids["lr"], "--tracking-uri", uri, "-o",
+                               str(tmp_path)])  # fmt: skip
+    assert res.exit_code == 2 and "--output" in res.output and "directory" in res.output
+    res = runner.invoke(main, ["report", "--run-id", ids["lr"], "--tracking-uri", uri, "-o",
+                               "/proc/x/r.html"])  # fmt: skip
+    assert res.exit_code == 2 and "/proc/x" in res.output and "does not exist" in res.output
+    res = runner.invoke(main, ["list", "--experiment", "x", "--tracking-uri", "bogus-scheme://x"])
+    line = _one_error_line(res)
+    assert "--tracking-uri 'bogus-scheme://x'" in line and "registry" not in line
+
+
+def test_experiment_and_run_of_another_experiment(store, tmp_path):
+    uri, _ = store
+    mlflow.set_experiment("other-exp")
+    with mlflow.start_run() as run:
+        tracking.log_scores(*_scores(1.0, 5), log_figures=False)
+    res = CliRunner().invoke(main, ["report", "--experiment", "cli-exp", "--run-id",
+                                    run.info.run_id, "--tracking-uri", uri, "-o",
+                                    str(tmp_path / "r.html")])  # fmt: skip
+    line = _one_error_line(res)
+    assert "belongs to experiment 'other-exp'" in line and res.exit_code == 1
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_read_commands_never_create_a_store(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    import mlflow.tracking._tracking_service.utils as tsu
+
+    monkeypatch.setattr(tsu, "_tracking_uri", None)
+    for args in (["list", "--experiment", "x"], ["report", "--experiment", "x"]):
+        res = CliRunner().invoke(main, args)
+        line = _one_error_line(res)
+        assert res.exit_code == 1 and "no MLflow tracking store" in line and "mlflow.db" in line
+    res = CliRunner().invoke(main, ["list", "--experiment", "x", "--tracking-uri",
+                                    f"sqlite:///{tmp_path / 'nope.db'}"])  # fmt: skip
+    assert "does not exist" in _one_error_line(res)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_debug_shows_the_traceback(store):
+    uri, _ = store
+    res = CliRunner().invoke(main, ["--debug", "report", "--experiment", "nope",
+                                    "--tracking-uri", uri])  # fmt: skip
+    assert res.exit_code != 0 and res.exception is not None
+    assert "not found" in str(res.exception)
+
+
+def test_log_to_run_uses_the_documented_name_and_says_so(store, tmp_path):
+    uri, ids = store
+    out = tmp_path / "fraud-q3.html"
+    res = CliRunner().invoke(main, ["report", "--run-id", ids["lr"], "--run-id", ids["gbm"],
+                                    "--tracking-uri", uri, "--bootstrap", "0", "-o", str(out),
+                                    "--log-to-run", ids["lr"]])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert f"Logged the report to run {ids['lr']} as imbalance/report.html" in res.output
+    from mlflow.tracking import MlflowClient
+
+    names = [f.path for f in MlflowClient(uri).list_artifacts(ids["lr"], "imbalance")]
+    assert "imbalance/report.html" in names and "imbalance/fraud-q3.html" not in names
+    local = MlflowClient(uri).download_artifacts(ids["lr"], "imbalance/report.html", str(tmp_path))
+    assert open(local, encoding="utf-8").read() == out.read_text(encoding="utf-8")

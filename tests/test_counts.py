@@ -304,86 +304,111 @@ def test_constructor_validates():
         RocCounts([0.2, 0.1], [1, 3], [0, 1], 2, 1)
 
 
-def _bucket_cases(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
+#: Settings that send every input to one construction kernel (small data included).
+_FORCE_KERNEL = {
+    "grid": {
+        "_FEW_POSITIVES": 1 << 62,
+        "_GRID_MIN_NEGATIVES": 0,
+        "_GRID_MAX_POSITIVES": 1 << 62,
+        "_GRID_ONLY_UNTIED_FLOAT64": False,
+        "_SPLIT_MAX_POSITIVE_FRACTION": float(1 << 62),
+    },
+    "split": {
+        "_FEW_POSITIVES": 0,
+        "_TIED_FRACTION": -1.0,
+        "_GRID_MAX_POSITIVES": -1,
+        "_SPLIT_MAX_POSITIVE_FRACTION": float(1 << 62),
+    },
+    "merged": {
+        "_FEW_POSITIVES": 0,
+        "_TIED_FRACTION": -1.0,
+        "_GRID_MAX_POSITIVES": -1,
+        "_SPLIT_MAX_POSITIVE_FRACTION": -1.0,
+    },
+}
+
+
+def _kernel_cases(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
     n = 4000
     y = rng.random(n) < 0.45
     normal = rng.normal(size=n) + y
     heavy = np.where(rng.random(n) < 0.01, rng.normal(size=n) * 1e300, normal)
     clustered = np.where(rng.random(n) < 0.5, 1 - 10.0 ** -rng.integers(1, 15, n), normal)
     tiny = rng.integers(0, 5, n) * 5e-324  # subnormal values, span below any grid step
+    near_zero = np.where(rng.random(n) < 0.05, 1e-300, normal * 10)  # merged keys collide
     return [
         (y, normal),
         (y, np.round(normal, 1)),  # ties within and across the classes
         (y, heavy),
         (y, clustered),
         (y, tiny),
+        (y, near_zero),
+        (y, np.where(rng.random(n) < 0.3, 0.0, normal) * np.where(y, 1.0, -1.0)),  # +-0
         (y, np.full(n, 0.25)),  # one value
         (y, np.sort(normal)),  # already sorted input
         (np.sort(y), normal),
-        (y, np.where(y, 1e308, -1e308)),  # span overflows: falls back
+        (y, np.where(y, 1e308, -1e308)),  # span overflows float64
         (y, normal.astype(np.float32).astype(np.float64)),  # float32 values: float32 kernel
-        (y, np.round(normal * 8) / 8),  # float32 values with ties
+        (y, normal.astype(np.float32)),  # float32 scores stay float32
+        (y, (np.round(normal * 8) / 8).astype(np.float32)),  # float32 with ties
+        (y, np.round(normal, 1).repeat(1)[np.argsort(rng.random(n))]),  # long tie runs
     ]
 
 
-@pytest.mark.parametrize("buckets", [1, 7, 300, None])
-def test_bucket_sort_exact(buckets):
+@pytest.mark.parametrize("kernel", ["grid", "split", "merged", None])
+@pytest.mark.parametrize("block", [3, 64, None])
+def test_each_kernel_equals_sklearn(kernel, block):
+    # Tiny blocks make every blockwise loop cross block boundaries inside tie runs.
     rng = np.random.default_rng(5)
-    for y, s in _bucket_cases(rng):
-        p = int(y.sum())
-        out = counts_mod._bucket_sort(s, y, p, buckets=buckets)
-        if out is None:  # only when the value span is not finite
-            assert float(s.max()) - float(s.min()) == np.inf
-            continue
-        buf, left = out
-        with np.errstate(over="ignore"):
-            is_f32 = bool(np.all(s.astype(np.float32) == s))
-        assert buf.dtype == (np.float32 if is_f32 else np.float64)
-        neg, pos = np.sort(s[~y]), np.sort(s[y])
-        np.testing.assert_array_equal(buf, np.concatenate((neg, pos)))
-        np.testing.assert_array_equal(left, np.searchsorted(neg, pos, side="left"))
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    st.integers(0, 2**32 - 1),
-    st.integers(2, 3000),
-    st.floats(0.05, 0.95),
-    st.sampled_from([0, 1, 3, None]),
-)
-def test_bucket_path_equals_sklearn_property(seed, n, prevalence, decimals):
-    # The bucket kernel normally starts at 65536 scores; lowered here so small data reach it.
-    rng = np.random.default_rng(seed)
-    y, s = _data(rng, n, prevalence, decimals)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(counts_mod, "_BUCKET_MIN_SIZE", 0)
-        mp.setattr(counts_mod, "_BUCKET_TARGET", 8)
-        p = int(y.sum())
-        if decimals is None:  # distinct scores: bucketed unless positives are few
-            assert counts_mod._use_buckets(s, y, p) == (p > (n - p) / 16)
-        c = RocCounts.from_scores(y, s)
-    thr, tp, fp = _sk_points(y, s)
-    idx = np.searchsorted(-thr, -c.thresholds)
-    np.testing.assert_array_equal(thr[idx], c.thresholds)
-    np.testing.assert_array_equal(np.rint(tp[idx]), c.tp)
-    np.testing.assert_array_equal(np.rint(fp[idx]), c.fp)
-    full = RocCounts.from_scores(y, s, compress=False)
-    assert c == full.compress()
-
-
-def test_bucket_path_at_scale_equals_sklearn():
-    rng = np.random.default_rng(6)
-    n = 1 << 17  # above the bucket kernel's minimum size
-    for decimals in (None, 3):
-        y, s = _data(rng, n, 0.4, decimals)
-        assert counts_mod._use_buckets(s, y, int(y.sum()))
-        c = RocCounts.from_scores(y, s)
+    for y, s in _kernel_cases(rng):
+        with pytest.MonkeyPatch.context() as mp:
+            for name, value in _FORCE_KERNEL.get(kernel, {}).items():
+                mp.setattr(counts_mod, name, value)
+            if block is not None:
+                mp.setattr(counts_mod, "_BLOCK", block)
+                mp.setattr(counts_mod, "_SCAN_BLOCK", block)
+                mp.setattr(counts_mod, "_GRID_CHUNK", 2 * block)
+            c = RocCounts.from_scores(y, s)
         thr, tp, fp = _sk_points(y, s)
         idx = np.searchsorted(-thr, -c.thresholds)
         np.testing.assert_array_equal(thr[idx], c.thresholds)
         np.testing.assert_array_equal(np.rint(tp[idx]), c.tp)
         np.testing.assert_array_equal(np.rint(fp[idx]), c.fp)
         assert c == RocCounts.from_scores(y, s, compress=False).compress()
+
+
+def test_float_keys_sort_like_scores_then_labels():
+    rng = np.random.default_rng(6)
+    for y, s in _kernel_cases(rng):
+        if s.dtype == np.float64:
+            s = counts_mod._float32_if_exact(s)
+        made = counts_mod._float_keys(s, y, float(s.min()), float(s.max()))
+        if made is None:  # only when a non-zero score is too close to zero for the shift
+            small = np.abs(s[s != 0]).min()
+            assert small < 2.0**-60
+            continue
+        z, c = made
+        order = np.lexsort((y, s))  # by score, then negatives first
+        np.testing.assert_array_equal(np.argsort(z, kind="stable"), order)
+        back = np.empty(z.size)
+        counts_mod._decode_keys(z, c, s.dtype.type, back)
+        np.testing.assert_array_equal(back, s.astype(np.float64) + 0.0)  # -0.0 decodes as 0.0
+        assert np.array_equal(z & 1, y)
+
+
+def test_merged_kernel_at_scale_equals_sklearn():
+    rng = np.random.default_rng(6)
+    n = 1 << 17  # several scan blocks
+    for decimals in (None, 3):
+        y, s = _data(rng, n, 0.4, decimals)
+        for scores in (s, s.astype(np.float32)):
+            c = RocCounts.from_scores(y, scores)
+            thr, tp, fp = _sk_points(y, scores)
+            idx = np.searchsorted(-thr, -c.thresholds)
+            np.testing.assert_array_equal(thr[idx], c.thresholds)
+            np.testing.assert_array_equal(np.rint(tp[idx]), c.tp)
+            np.testing.assert_array_equal(np.rint(fp[idx]), c.fp)
+            assert c == RocCounts.from_scores(y, scores, compress=False).compress()
 
 
 def test_float32_if_exact():

@@ -14,6 +14,7 @@ from sklearn.metrics import roc_auc_score
 
 import mlflow_imbalance as mi
 from mlflow_imbalance.tracking.evaluator import ImbalanceEvaluator
+from mlflow_imbalance.tracking.keys import metric_key
 
 
 def _frame(n=600, seed=0, classes=2):
@@ -60,10 +61,10 @@ def test_explicit_default_and_imbalance(tracking_uri, binary_model_data):
         )
     proba = model.predict_proba(data.drop(columns="label"))[:, 1]
     expected = roc_auc_score(data["label"], proba)
-    assert result.metrics["imbalance/test/roc_auc"] == pytest.approx(expected, rel=1e-12)
+    assert result.metrics[metric_key("test", "roc_auc")] == pytest.approx(expected, rel=1e-12)
     assert result.metrics["roc_auc"] == pytest.approx(expected, rel=1e-9)  # default still there
     run_metrics = MlflowClient().get_run(run.info.run_id).data.metrics
-    assert "imbalance/test/ap/eta_1e-03" in run_metrics
+    assert metric_key("test", "ap", 1e-3) in run_metrics
     counts = mi.load_counts(run.info.run_id)
     ref = mi.RocCounts.from_scores(data["label"], proba)
     np.testing.assert_array_equal(counts.tp, ref.tp)
@@ -82,7 +83,7 @@ def test_implicit_run_on_static_predictions(tracking_uri):
             model_type="classifier",
             evaluator_config={"score_column": "score", "log_figures": False},
         )
-    assert result.metrics["imbalance/test/roc_auc"] == pytest.approx(roc_auc_score(y, scores))
+    assert result.metrics[metric_key("test", "roc_auc")] == pytest.approx(roc_auc_score(y, scores))
     assert "accuracy_score" in result.metrics
     summary = mi.list_counts(run.info.run_id)["test"]
     assert summary["n_pos"] == int(y.sum())
@@ -98,7 +99,7 @@ def test_implicit_multiclass_skips_without_breaking_default(tracking_uri):
                 uri, X.assign(label=y), targets="label", model_type="classifier"
             )
     assert "accuracy_score" in result.metrics  # the default evaluator ran
-    assert not any(k.startswith("imbalance/") for k in result.metrics)
+    assert not any(k.startswith(("imbalance/", "imb/")) for k in result.metrics)
     assert mi.list_counts(run.info.run_id) == {}
 
 
@@ -170,3 +171,59 @@ def test_n_bootstrap_and_seed_reach_log_scores(tracking_uri):
                 evaluators=["imbalance"],
                 evaluator_config={"imbalance": {**cfg, "n_bootstrap": 3, "strict": True}},
             )
+
+
+def _imbalance_messages(records) -> list[str]:
+    return [str(w.message) for w in records if "mlflow-imbalance" in str(w.message)]
+
+
+def test_multiclass_skip_is_one_short_message(tracking_uri, caplog):
+    import logging
+    import warnings
+
+    X, y = _frame(classes=3, seed=5)
+    data = pd.DataFrame({"label": y, "pred": y, "score": X["a"]})
+    with mlflow.start_run(), warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        caplog.set_level(logging.INFO, logger="mlflow_imbalance")
+        mlflow.models.evaluate(
+            data=data, targets="label", predictions="pred", model_type="classifier"
+        )
+    messages = _imbalance_messages(records)
+    assert len(messages) == 1 and "3 classes" in messages[0] and len(messages[0]) < 200
+    ours = [r for r in caplog.records if r.name.startswith("mlflow_imbalance")]
+    assert all(r.levelno < logging.WARNING for r in ours)  # not printed a second time
+
+
+def test_hard_labels_skipped_unless_named(tracking_uri):
+    import warnings
+
+    X, y = _frame(seed=6)
+    hard = (X["a"] > 0.5).astype(int)
+    data = pd.DataFrame({"label": y, "pred": hard})
+    with mlflow.start_run() as run, warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        mlflow.models.evaluate(
+            data=data,
+            targets="label",
+            predictions="pred",
+            model_type="classifier",
+            evaluator_config={"log_figures": False},
+        )
+    messages = _imbalance_messages(records)
+    assert len(messages) == 1 and "hard labels" in messages[0], messages
+    assert mi.list_counts(run.info.run_id) == {}
+    with mlflow.start_run() as run, warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        mlflow.models.evaluate(
+            data=data,
+            targets="label",
+            predictions="pred",
+            model_type="classifier",
+            evaluators=["default", "imbalance"],
+            evaluator_config={"imbalance": {"log_figures": False}},
+        )
+    messages = _imbalance_messages(records)
+    assert len(messages) == 1 and "at most two distinct values" in messages[0], messages
+    counts = mi.load_counts(run.info.run_id)
+    assert counts.n_thresholds <= 2 and counts.n_pos == int(y.sum())

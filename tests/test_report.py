@@ -86,20 +86,53 @@ def test_structure_self_contained(basic):
     html = rep.html
     p = parse(html)
     assert not p.errors, p.errors[:5]
-    names = [t for t, _ in p.tags]
-    assert "script" not in names
+    scripts = [a for t, a in p.tags if t == "script"]
+    # inline scripts only: two JSON data blocks, the Vega bundle and the page's own script
+    assert len(scripts) == 4 and all("src" not in a for a in scripts)
+    assert [a.get("type") for a in scripts] == ["application/json"] * 2 + [None, None]
     for tag, attrs in p.tags:
         for key in ("src", "href"):
             v = attrs.get(key)
             if v is not None:
                 assert v.startswith(("data:", "#")), (tag, v[:60])
-    assert "<link" not in html and "@import" not in html and "url(" not in html
-    ids = {a.get("id") for _, a in p.tags}
-    for sec in ("warnings", "summary", "flips", "figures", "adequacy", "runs"):
-        assert sec in ids
-    # every figure section holds at least one image and all figures are present
-    imgs = [a for t, a in p.tags if t == "img"]
-    assert len(imgs) >= 11  # roc x2, pr x2, p3, ap/pr-auc/f1 vs eta, broc, cost, sample size
+    # outside the Vega library's own text (which the CSP and the browser test cover)
+    from mlflow_imbalance.report.render import vega_bundle
+
+    assert html.count(vega_bundle()) == 1
+    ours = html.replace(vega_bundle(), "")
+    assert "<link" not in ours and "@import" not in ours and "url(" not in ours
+    assert "http://" not in ours and "https://" not in ours.replace(
+        "https://vega.github.io/schema/vega-lite/", ""
+    )
+    csp = next(a for t, a in p.tags if t == "meta" and a.get("http-equiv"))
+    assert csp["http-equiv"] == "Content-Security-Policy"
+    assert "default-src 'none'" in csp["content"] and "unsafe-eval" not in csp["content"]
+    ids = [a.get("id") for _, a in p.tags if a.get("id")]
+    assert len(ids) == len(set(ids)), "duplicated ids"
+    for sec in (
+        "verdict",
+        "warnings",
+        "live",
+        "tables",
+        "flips",
+        "charts",
+        "adequacy",
+        "runs",
+        "methods",
+        "prevalence",
+        "verdict-live",
+    ):
+        assert sec in ids, sec
+    # sections in reading order: verdict, the prevalence control, tables, evidence, methods
+    order = [
+        ids.index(k)
+        for k in ("verdict", "live", "tables", "flips", "charts", "adequacy", "runs", "methods")
+    ]
+    assert order == sorted(order)
+    # every chart is present: PR at eta (live), criterion against eta, ROC
+    charts = [a["id"] for t, a in p.tags if t == "div" and "vega" in a.get("class", "")]
+    assert {"chart-pr", "chart-roc", "chart-sweep-ap"} <= set(charts)
+    assert set(charts) == set(rep.context["specs"])
     assert "@media print" in html and "overflow-x: auto" in html
     assert rep.path is None and "Report(" in repr(rep)
 
@@ -122,13 +155,17 @@ def test_table_numbers_match_metrics(basic, runs):
     ctx = rep.context
     # ranks: the best ROC-AUC run is marked best
     best = max(counts, key=lambda k: metrics.roc_auc(counts[k]))
-    row = next(r for r in ctx["table"]["rows"] if r["name"] == best)
-    assert row["cells"][0]["best"] and row["cells"][0]["rank"] == 1
+    row = next(r for r in ctx["roc_rows"] if r["name"] == best)
+    assert row["best"] and row["rank"] == 1
+    # one table per prevalence, the deployment prevalence first, runs ordered by AP there
+    assert ctx["tables"][0]["eta_value"] == repr(1e-3)
+    order = [r["name"] for r in ctx["tables"][0]["rows"]]
+    assert order == sorted(counts, key=lambda k: -metrics.average_precision(counts[k], 1e-3))
     # intervals bracket the estimates
-    for r in ctx["table"]["rows"]:
-        for cell in r["cells"]:
-            assert cell["ci"].startswith("[") or cell["ci"] == ""
-    assert any(c["ci"] for r in ctx["table"]["rows"] for c in r["cells"])
+    cells = [c for t in ctx["tables"] for r in t["rows"] for c in r["cells"]]
+    for cell in cells:
+        assert cell["ci"].startswith("[") or cell["ci"] == ""
+    assert any(c["ci"] for c in cells)
 
 
 def test_flip_warning_present_for_flipping_pair():
@@ -147,6 +184,7 @@ def test_flip_warning_present_for_flipping_pair():
     html = rep.html
     assert "The winner depends on the prevalence." in html
     assert 'class="flip"' in html
+    assert ap["changes_winner_at"] == ["1e-4"]  # B wins at 1e-4, A at the test prevalence
 
 
 def test_no_flip_for_dominating_pair():
@@ -223,7 +261,8 @@ def test_user_strings_are_escaped(runs):
     )
     p = parse(rep.html)
     assert not p.errors, p.errors[:5]
-    assert not [t for t, _ in p.tags if t == "script"]
+    scripts = [a for t, a in p.tags if t == "script"]
+    assert len(scripts) == 4 and all("src" not in a for a in scripts)  # only the report's own
     for tag, attrs in p.tags:
         assert not any(k.startswith("on") for k in attrs), (tag, attrs)
         if tag == "img":
@@ -231,8 +270,17 @@ def test_user_strings_are_escaped(runs):
     text = "".join(p.text)
     assert XSS_NAME in text and XSS_TAG in text  # shown literally, as text
     assert "<script>alert" not in rep.html and "<img src=x" not in rep.html
+    # inside the embedded JSON the names survive exactly, with < > & escaped
+    import json
+    import re
+
+    blob = re.search(r'<script type="application/json" id="mi-data">(.*?)</script>', rep.html, re.S)
+    assert blob and "<" not in blob.group(1)
+    names = {r["name"] for r in json.loads(blob.group(1))["runs"]}
+    assert names == {XSS_NAME, XSS_TAG}
     iframe = rep._repr_html_()
     assert iframe.startswith("<iframe srcdoc=") and "<script>alert" not in iframe
+    assert 'sandbox="allow-scripts"' in iframe
 
 
 def test_deterministic_except_timestamp(runs):
@@ -374,18 +422,24 @@ def test_unsupported_intervals_are_marked_in_table_and_figures():
     assert "NOT valid" in unc.support_caption()
     rep = build_report({"r": c}, prevalences=[1e-5], n_bootstrap=60, seed=1)
     html = rep.html
-    assert f"interval not valid: {fp:.0f} FP at this η" in html
-    assert "Exact alternative" in html and "Clopper–Pearson box" in html and "exact: F1 [" in html
-    assert 'class="ci invalid"' in html
-    assert "mapped through eq. 8" in html  # method notes and PR captions
-    row = rep.context["table"]["rows"][0]["cells"]
-    invalid = [cell for cell in row if cell["invalid"]]
-    assert len(invalid) == 3  # AP, PR-AUC and max-F1 at 1e-5; none at the test prevalence
+    assert f"rest on fewer than {uncertainty.MIN_FP_SUPPORT} false positives (r: {fp:.0f})" in html
+    assert "Exact alternative" in html and "Clopper–Pearson box" in html
+    assert "F1 at the operating point [" in html
+    assert 'class="fn-mark"' in html  # the footnote mark in the cell
+    assert "mapped through eq. 8" in html  # method notes
+    deploy, test = rep.context["tables"][0], rep.context["tables"][-1]
+    assert deploy["eta_value"] == repr(1e-5) and test["kind"] == "test"
+    invalid = [cell for cell in deploy["rows"][0]["cells"] if cell["invalid"]]
+    assert len(invalid) == 3  # AP, PR-AUC and max-F1 at 1e-5 ...
+    assert not any(cell["invalid"] for cell in test["rows"][0]["cells"])  # ... none at the test η
+    assert all(cell["ci"] == "" for cell in invalid)  # no interval is claimed there
+    assert deploy["footnotes"] and test["footnotes"] == []
 
 
 def test_report_roc_auc_interval_is_delong_and_ties_use_it():
     """ROC-AUC intervals are DeLong's (exact from the counts, with or without the bootstrap);
-    a run whose interval overlaps the best run's is a tie, a clearly worse one is not."""
+    a run not significantly different from the best by DeLong's test is a tie, a clearly worse
+    one is not (the test, not interval overlap)."""
     from mlflow_imbalance import uncertainty
 
     y, s = binormal(1.0, n=3000, prev=0.1, seed=11)
@@ -400,11 +454,14 @@ def test_report_roc_auc_interval_is_delong_and_ties_use_it():
     assert out[("roc_auc", None)] == (ref.low, ref.high)
     for n_boot in (0, 60):
         rep = build_report(counts, prevalences=[1e-2], n_bootstrap=n_boot, seed=1)
-        rows = {r["name"]: r["cells"][0] for r in rep.context["table"]["rows"]}
+        rows = {r["name"]: r for r in rep.context["roc_rows"]}
         assert rows["best"]["best"] and not rows["best"]["tie"]
         assert rows["close"]["tie"] and "tie" in rows["close"]["classes"]
         assert not rows["worse"]["tie"] and not rows["worse"]["best"]
         assert rows["close"]["ci"] != rows["worse"]["ci"] != ""  # an interval is printed
+        ref_t = uncertainty.delong_test_unpaired(counts["best"], counts["close"])
+        assert f"p = {ref_t.p_value:.3g}" in rows["close"]["test"] and ref_t.p_value >= 0.05
+        assert uncertainty.delong_test_unpaired(counts["best"], counts["worse"]).p_value < 0.05
         methods = {m["what"]: m["how"] for m in rep.context["methods"]}
         assert "DeLong" in methods["ROC-AUC"] and "no bootstrap" in methods["ROC-AUC"]
 
@@ -452,3 +509,129 @@ def test_options_validated_once_at_the_boundary(monkeypatch):
     with pytest.raises(ValueError, match="prevalences must be a number or a sequence"):
         build_report(runs, prevalences="0.01")
     assert not validation.in_validated_block()
+
+
+# ---------------------------------------------------------------------------- verdict (issue 11)
+def _cost_runs():
+    """Same test set; 'sharp' catches few positives very cleanly, 'wide' many less cleanly."""
+    rng = np.random.default_rng(21)
+    y = rng.random(20_000) < 0.05
+    return y, {
+        "wide": rng.normal(size=y.size) + 1.6 * y,
+        "sharp": np.where(y & (rng.random(y.size) < 0.35), 5.0, 0.0) + rng.normal(size=y.size),
+        "weak": rng.normal(size=y.size) + 0.7 * y,
+    }
+
+
+def _sk_min_cost(y, s, eta, cfp, cfn):
+    from sklearn.metrics import roc_curve
+
+    fpr, tpr, thr = roc_curve(y, s, drop_intermediate=False)
+    cost = (1 - eta) * cfp * fpr + eta * cfn * (1 - tpr)
+    i = int(np.flatnonzero(cost == cost.min())[0])
+    return float(cost[i]), float(thr[i]), float(tpr[i]), float(fpr[i])
+
+
+def test_verdict_is_the_lowest_expected_cost_and_is_data():
+    y, scores = _cost_runs()
+    counts = {k: mi.RocCounts.from_scores(y, s) for k, s in scores.items()}
+    rep = build_report(
+        counts, prevalences=[1e-4, 1e-2], cost_fp=1, cost_fn=300, n_bootstrap=200, progress=False
+    )
+    assert [v.prevalence for v in rep.verdict] == [1e-4, 1e-2]
+    for v in rep.verdict:
+        ref = {k: _sk_min_cost(y, s, v.prevalence, 1, 300) for k, s in scores.items()}
+        best = min(ref, key=lambda k: ref[k][0])
+        assert v.run == best and v.criterion_key == "cost"
+        cost, thr, tpr, fpr = ref[best]
+        assert v.value == pytest.approx(cost, rel=1e-9)
+        assert v.threshold == pytest.approx(thr) and v.recall == pytest.approx(tpr)
+        eta = v.prevalence
+        assert v.precision == pytest.approx(eta * tpr / (eta * tpr + (1 - eta) * fpr))
+        assert v.per == (1_000_000 if eta < 1e-3 else 10_000)
+        assert v.alerts == pytest.approx(v.per * (eta * tpr + (1 - eta) * fpr))
+        assert v.caught == pytest.approx(v.per * eta * tpr)
+        assert v.precision_low <= v.precision <= v.precision_high
+        assert v.recall_low <= v.recall <= v.recall_high
+        assert v.runner_up is not None and v.p_value is not None
+        assert v.significant == (v.p_value < 0.05)
+        assert (v.more_data != "") == (not v.significant)
+        assert v.run in v.text and f"η = {'1e-4' if eta < 1e-3 else '0.01'}" in v.text
+        assert v.as_dict()["run"] == v.run
+    # one verdict element per prevalence in the HTML, with the raw eta and the run
+    p = parse(rep.html)
+    items = [a for _, a in p.tags if "verdict-item" in a.get("class", "")]
+    assert [(float(a["data-prevalence"]), a["data-run"]) for a in items] == [
+        (v.prevalence, v.run) for v in rep.verdict
+    ]
+
+
+def test_verdict_by_primary_metric_names_disagreeing_metrics():
+    y, scores = _cost_runs()
+    counts = {k: mi.RocCounts.from_scores(y, s) for k, s in scores.items()}
+    rep = build_report(counts, prevalences=[1e-4], n_bootstrap=0, progress=False)
+    (v,) = rep.verdict
+    ap = {k: metrics.average_precision(c, 1e-4) for k, c in counts.items()}
+    assert v.criterion == "AP" and v.run == max(ap, key=ap.get)
+    assert v.significant is None and "bootstrap off" in v.test  # not tested, and says why
+    auc = {k: metrics.roc_auc(c) for k, c in counts.items()}
+    if max(auc, key=auc.get) != v.run:
+        assert f"ROC-AUC favours {max(auc, key=auc.get)}" in v.disagree
+    rep2 = build_report(
+        counts, prevalences=[1e-4], primary_metric="roc_auc", n_bootstrap=0, progress=False
+    )
+    assert rep2.verdict[0].run == max(auc, key=auc.get)
+    assert rep2.verdict[0].p_value is not None  # DeLong needs no bootstrap
+    with pytest.raises(ValueError, match="primary_metric"):
+        build_report(counts, primary_metric="accuracy")
+
+
+def test_defaults_from_the_runs_and_cli_prints_the_verdict(tracking_uri, tmp_path):
+    import mlflow
+    from click.testing import CliRunner
+
+    from mlflow_imbalance.report.cli import main
+
+    y, scores = _cost_runs()
+    mlflow.set_experiment("defaults")
+    for name, s in scores.items():
+        with mlflow.start_run(run_name=name):
+            mi.log_scores(y, s, name="test", prevalences=[1e-3, 1e-4],
+                          costs={"fp": 1, "fn": 300})  # fmt: skip
+    out = tmp_path / "r.html"
+    res = CliRunner().invoke(
+        main,
+        ["report", "-e", "defaults", "--tracking-uri", tracking_uri, "--bootstrap", "0",
+         "-o", str(out)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    html = out.read_text(encoding="utf-8")
+    assert "the union of the prevalences logged with the runs" in html
+    assert "(not given: logged with the runs)" in html
+    assert "Verdict (prevalences logged with the runs) (costs logged with the runs):" in res.output
+    for eta, label in ((1e-4, "1e-4"), (1e-3, "0.001")):
+        ref = {k: _sk_min_cost(y, s, eta, 1, 300)[0] for k, s in scores.items()}
+        line = next(x for x in res.output.splitlines() if f"At η = {label}:" in x)
+        assert f"ship {min(ref, key=ref.get)} at" in line
+    # explicit options win over what the runs logged
+    rep = build_report(
+        mlflow.search_runs(output_format="list"), prevalences=[0.02], cost_fp=2, cost_fn=5,
+        n_bootstrap=0, progress=False,
+    )  # fmt: skip
+    assert [v.prevalence for v in rep.verdict] == [0.02]
+    assert rep.context["costs_source"] == "argument" and rep.context["cost_fn"] == "5"
+
+
+def test_progress_false_is_silent_and_callable_gets_stages(capfd):
+    y, scores = _cost_runs()
+    counts = {k: mi.RocCounts.from_scores(y, s) for k, s in list(scores.items())[:2]}
+    build_report(counts, prevalences=[1e-3], n_bootstrap=0, progress=False)
+    assert capfd.readouterr().err == ""
+    seen = []
+    build_report(counts, prevalences=[1e-3], n_bootstrap=0,
+                 progress=lambda stage, done, total: seen.append((stage, done, total)))  # fmt: skip
+    stages = [s for s, d, t in seen if d == t]
+    assert {"metrics", "bootstrap", "verdict", "charts"} <= set(stages)
+    build_report(counts, prevalences=[1e-3], n_bootstrap=0)  # not a terminal: plain lines
+    err = capfd.readouterr().err
+    assert "mlflow-imbalance report: bootstrap 2/2 done" in err and "\r" not in err

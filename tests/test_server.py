@@ -81,11 +81,13 @@ def test_round_trip_through_artifact_proxy(server_uri):
         assert hashlib.sha256(body).hexdigest() == summary["files"][fname]["sha256"]
 
     # metrics readable with a client bound to the server
-    metrics = MlflowClient(tracking_uri=server_uri).get_run(run_id).data.metrics
-    assert metrics["imbalance/test/n_pos"] == y.sum()
-    assert metrics["imbalance/test/roc_auc"] == pytest.approx(res.metrics["imbalance/test/roc_auc"])
-    history = MlflowClient().get_metric_history(run_id, "imbalance/test/sweep/prevalence")
-    assert len(history) == tracking.SWEEP_POINTS
+    data = MlflowClient(tracking_uri=server_uri).get_run(run_id).data
+    metrics = data.metrics
+    assert int(data.tags[tracking.keys.tag_key("test", "n_pos")]) == y.sum()
+    auc_key = tracking.metric_key("test", "roc_auc")
+    assert metrics[auc_key] == pytest.approx(res.metrics[auc_key])
+    history = MlflowClient().get_metric_history(run_id, tracking.metric_key("test", "log10_eta"))
+    assert len(history) == tracking.SWEEP_POINTS + 1  # the grid, then the test prevalence
 
 
 def test_bad_input_logs_nothing_on_server(server_uri):

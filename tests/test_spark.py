@@ -385,3 +385,48 @@ def test_log_scores_from_spark_round_trip(spark, tracking_uri):
     assert logged.run_id == run.info.run_id
     assert logged.summary["extra"]["counts_source"] == "spark"
     assert load_counts(run.info.run_id, name="spark_eval") == RocCounts.from_scores(y, s)
+
+
+_MISMATCH_SCRIPT = """
+import os, sys
+from pyspark.sql import SparkSession
+from mlflow_imbalance.integrations.spark import roc_counts_from_spark
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+spark.sparkContext.setLogLevel("OFF")
+df = spark.createDataFrame([(0, 0.1), (1, 0.9), (0, 0.4), (1, 0.3)], ["y", "s"])
+try:
+    roc_counts_from_spark(df, "y", "s")
+except RuntimeError as exc:
+    print("ERROR:", exc)
+else:
+    print("NO ERROR")
+spark.stop()
+"""
+
+
+def test_worker_interpreter_mismatch_is_one_clear_error(tmp_path):
+    """Workers started with another Python (no pyarrow) fail up front naming PYSPARK_PYTHON."""
+    import subprocess
+    from pathlib import Path
+
+    other = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    if not other.exists() or Path(sys.prefix) == Path(sys.base_prefix):  # not in a venv
+        pytest.skip("no interpreter outside this environment to start the workers with")
+    has_arrow = subprocess.run([str(other), "-c", "import pyarrow"], capture_output=True)
+    if has_arrow.returncode == 0:
+        pytest.skip(f"{other} has pyarrow: no mismatch to provoke")
+    env = {**os.environ, "PYSPARK_PYTHON": str(other), "PYSPARK_DRIVER_PYTHON": sys.executable}
+    proc = subprocess.run(
+        [sys.executable, "-c", _MISMATCH_SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=240,
+    )
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(("ERROR:", "NO ERROR"))]
+    assert len(lines) == 1, proc.stdout + proc.stderr[-3000:]
+    message = lines[0]
+    assert "PYSPARK_PYTHON" in message and "pyarrow" in message and str(other) in message
+    assert "ModuleNotFoundError" not in message

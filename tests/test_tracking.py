@@ -87,22 +87,23 @@ def test_metrics_match_sklearn_and_names_are_valid(tracking_uri):
         mi.log_scores(y, s, prevalences=[eta], log_figures=False, keep_scores=False)
     m = MlflowClient().get_run(run.info.run_id).data.metrics
     assert all(METRIC_NAME.match(k) for k in m), [k for k in m if not METRIC_NAME.match(k)]
-    assert m["imbalance/test/roc_auc"] == pytest.approx(roc_auc_score(y, s), rel=1e-12)
-    assert m["imbalance/test/ap"] == pytest.approx(average_precision_score(y, s), rel=1e-9)
+    assert m["imb/roc_auc test"] == pytest.approx(roc_auc_score(y, s), rel=1e-12)
+    assert m["imb/ap test"] == pytest.approx(average_precision_score(y, s), rel=1e-9)
     # AP at prevalence eta = sklearn AP with negatives re-weighted to that prevalence
     n_pos, n_neg = y.sum(), (1 - y).sum()
     w = np.where(y == 1, 1.0, n_pos * (1 - eta) / (eta * n_neg))
-    assert m["imbalance/test/ap/eta_1e-03"] == pytest.approx(
+    assert m["imb/ap 1e-3 test"] == pytest.approx(
         average_precision_score(y, s, sample_weight=w), rel=1e-9
     )
-    assert m["imbalance/test/n_pos"] == n_pos
+    tags = MlflowClient().get_run(run.info.run_id).data.tags
+    assert int(tags["imb/n_pos test"]) == n_pos and "imb/n_pos test" not in m
     # 3880 negatives: FPR budgets 1e-2 and 1e-3 are estimable, 1e-4 is not
-    assert "imbalance/test/tpr_at_fpr_1e-03" in m
-    assert "imbalance/test/tpr_at_fpr_1e-04" not in m
+    assert "imb/tpr_at_fpr_1e-3 test" in m
+    assert "imb/tpr_at_fpr_1e-4 test" not in m
     order = np.argsort(-s, kind="stable")
     k_fp = np.cumsum(1 - y[order])
     allowed = k_fp <= 1e-3 * n_neg
-    assert m["imbalance/test/tpr_at_fpr_1e-03"] <= y[order][allowed].sum() / n_pos + 1e-12
+    assert m["imb/tpr_at_fpr_1e-3 test"] <= y[order][allowed].sum() / n_pos + 1e-12
 
 
 def test_prevalence_step_series(tracking_uri):
@@ -110,13 +111,15 @@ def test_prevalence_step_series(tracking_uri):
     with mlflow.start_run() as run:
         mi.log_scores(y, s, prevalences=[], log_figures=False)
     client = MlflowClient()
-    prev = client.get_metric_history(run.info.run_id, "imbalance/test/sweep/prevalence")
-    f1 = client.get_metric_history(run.info.run_id, "imbalance/test/sweep/max_f1")
+    prev = client.get_metric_history(run.info.run_id, "imb/log10_eta test")
+    f1 = client.get_metric_history(run.info.run_id, "imb/max_f1 test")
+    # the grid (ascending) then the test prevalence as the last step
     assert [p.step for p in sorted(prev, key=lambda p: p.step)] == list(
-        range(tracking.SWEEP_POINTS)
+        range(tracking.SWEEP_POINTS + 1)
     )
-    etas = np.array([p.value for p in sorted(prev, key=lambda p: p.step)])
-    assert np.all(np.diff(etas) > 0) and etas[-1] == pytest.approx(0.5)
+    etas = 10 ** np.array([p.value for p in sorted(prev, key=lambda p: p.step)])
+    assert np.all(np.diff(etas[:-1]) > 0) and etas[-2] == pytest.approx(0.5)
+    assert etas[-1] == pytest.approx(y.mean())
     # F1 at step j, independently: best over thresholds of 2PR/(P+R) with precision at eta
     j = 20
     f1_j = {p.step: p.value for p in f1}[j]
@@ -290,19 +293,24 @@ def test_intervals_contain_point_values(tracking_uri):
 
 def test_card_and_figures(tracking_uri, tmp_path: Path):
     y, s = _data(n=1500, seed=10)
-    with mlflow.start_run() as run:
+    with mlflow.start_run(run_name="card <check>") as run:
         res = mi.log_scores(
             y,
             s,
             prevalences=[1e-3],
+            costs=(1, 20),
             extra_summary={"note": "<script>alert(1)</script>"},
         )
-    assert set(res.summary["figures"]) == {"roc", "roc_log", "pr", "p3", "broc", "cost"}
+        no_costs = mi.log_scores(y, s, name="no_costs", prevalences=[1e-3], n_bootstrap=0)
+    assert set(res.summary["figures"]) == {"pr", "roc", "cost"}
+    assert set(no_costs.summary["figures"]) == {"pr", "roc"}  # no cost curve without costs
     local = MlflowClient().download_artifacts(run.info.run_id, "imbalance/test", str(tmp_path))
     card = (Path(local) / "card.html").read_text()
     assert "<script" not in card.lower()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in card
-    assert card.count('src="data:image/png;base64,') == 6
+    assert card.count('src="data:image/png;base64,') == 3
+    assert "<title>card &lt;check&gt; · imbalance card (test)</title>" in card
+    assert "docs/" not in card and ".md" not in card  # self-contained: no local doc paths
     assert "http://" not in card and "https://" not in card
     h = res.summary["headline"]
     # the card shows every headline interval and names its method
@@ -424,25 +432,26 @@ def test_sweep_precision_and_f1_at_the_fixed_operating_point(tracking_uri):
     rid = run.info.run_id
 
     def history(key):
-        points = client.get_metric_history(rid, f"imbalance/test/sweep/{key}")
+        points = client.get_metric_history(rid, f"imb/{key} test")
         return np.array([p.value for p in sorted(points, key=lambda p: p.step)])
 
-    etas, prec, f1 = history("prevalence"), history("precision"), history("f1")
-    assert prec.size == f1.size == etas.size == tracking.SWEEP_POINTS
+    etas = 10 ** history("log10_eta")
+    prec, f1 = history("precision_op"), history("f1_op")
+    assert prec.size == f1.size == etas.size == tracking.SWEEP_POINTS + 1  # + the test η
     # the operating point: scikit-learn's max-F1 threshold at the test prevalence
     p, r, thr = precision_recall_curve(y, s)
     with np.errstate(invalid="ignore", divide="ignore"):
         f1_curve = np.where(p[:-1] + r[:-1] > 0, 2 * p[:-1] * r[:-1] / (p[:-1] + r[:-1]), 0)
     best = thr[np.flatnonzero(f1_curve == f1_curve.max())].max()  # highest on ties
-    threshold = client.get_run(rid).data.metrics["imbalance/test/operating_threshold"]
+    threshold = float(client.get_run(rid).data.tags["imb/operating_threshold test"])
     assert threshold == best == res.summary["headline"]["operating_point"]["threshold"]
     n_pos, n_neg = y.sum(), (1 - y).sum()
     pred = s >= threshold
-    for j in (0, 15, 30, tracking.SWEEP_POINTS - 1):
+    for j in (0, 15, 30, tracking.SWEEP_POINTS - 1, tracking.SWEEP_POINTS):
         w = np.where(y == 1, 1.0, n_pos * (1 - etas[j]) / (etas[j] * n_neg))
         assert prec[j] == pytest.approx(precision_score(y, pred, sample_weight=w), rel=1e-9)
         assert f1[j] == pytest.approx(f1_score(y, pred, sample_weight=w), rel=1e-9)
-    assert np.all(np.diff(prec) > 0)  # fixed TPR, FPR: precision rises with prevalence
+    assert np.all(np.diff(prec[:-1]) > 0)  # fixed TPR, FPR: precision rises with prevalence
 
 
 def test_scores_file_deflates_only_members_that_shrink(tmp_path):

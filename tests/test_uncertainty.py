@@ -125,7 +125,7 @@ def _pearson_constrained(theta, x1, n1, x2, n2):
 
 @pytest.mark.parametrize(("x1", "n1", "x2", "n2"), [(36, 40, 16, 80), (600, 1000, 120, 10**5)])
 def test_koopman_limits_solve_the_score_equation(x1, n1, x2, n2):
-    lo, hi = u.likelihood_ratio_interval(x1, x2, n1, n2)
+    lo, hi = u.likelihood_ratio_interval(x1, x2, n1, n2, method="koopman")
     crit = stats.chi2.ppf(0.95, 1)
     assert _pearson_constrained(lo, x1, n1, x2, n2) == pytest.approx(crit, rel=2e-3)
     assert _pearson_constrained(hi, x1, n1, x2, n2) == pytest.approx(crit, rel=2e-3)
@@ -148,6 +148,52 @@ def test_koopman_zero_false_positives_finite_lower_limit():
     assert lo0 == 0.0 and math.isfinite(hi0) and hi0 > 0
     # both zero: nothing is known
     assert tuple(u.likelihood_ratio_interval(0, 0, 10, 10)) == (0.0, math.inf)
+
+
+def _exact_lr_coverage(method, n_pos, n_neg, tprs, efps, conf=0.95):
+    """Exact coverage of the LR interval by enumeration: sum over every (tp, fp) of
+    Bin(tp; P, TPR) * Bin(fp; N, FPR) * [LR in interval]."""
+    x_max = int(max(efps) + 12 * np.sqrt(max(efps)) + 20)
+    x1 = np.arange(n_pos + 1)[:, None]
+    x2 = np.arange(x_max + 1)[None, :]
+    lo, hi = u.likelihood_ratio_interval(
+        np.broadcast_to(x1, (n_pos + 1, x_max + 1)), np.broadcast_to(x2, (n_pos + 1, x_max + 1)),
+        n_pos, n_neg, conf, method,
+    )  # fmt: skip
+    lo, hi = np.asarray(lo), np.asarray(hi)
+    out = np.empty((len(tprs), len(efps)))
+    for j, e in enumerate(efps):
+        fpr = e / n_neg
+        p2 = stats.binom.pmf(np.arange(x_max + 1), n_neg, fpr)
+        for i, t in enumerate(tprs):
+            p1 = stats.binom.pmf(np.arange(n_pos + 1), n_pos, t)
+            lr = t / fpr
+            out[i, j] = p1 @ ((lo <= lr) & (lr <= hi)) @ p2
+    return out
+
+
+def test_default_lr_interval_covers_for_small_false_positive_counts():
+    """Exact enumeration over TPR 0.05-0.95 x E[FP] 0.05-500 (P = 100, N = 10^6): the default
+    (small-FP corrected Koopman) covers >= 0.93 everywhere; plain Koopman does not (0.854 at
+    E[FP] ~ 0.16, the eta = 1e-4 regime); the box is valid but wider."""
+    tprs = np.linspace(0.05, 0.95, 10)
+    efps = np.geomspace(0.05, 500, 25)
+    cov = _exact_lr_coverage("koopman-cp", 100, 10**6, tprs, efps)
+    assert cov.min() >= 0.93, cov.min()
+    plain = _exact_lr_coverage("koopman", 100, 10**6, tprs, efps)
+    assert plain.min() < 0.9  # the documented failure the correction removes
+    assert np.all(plain[:, efps >= 2] >= 0.93)  # and where Koopman was already fine ...
+    # ... the correction changes nothing
+    for tp, fp in ((50, 20), (90, 300)):
+        a = u.likelihood_ratio_interval(tp, fp, 100, 10**6)
+        b = u.likelihood_ratio_interval(tp, fp, 100, 10**6, method="koopman")
+        assert tuple(a) == tuple(b)
+    # narrower than the box where it matters (1-3 false positives)
+    for fp in (1, 2, 3):
+        a = u.likelihood_ratio_interval(50, fp, 100, 10**6)
+        b = u.likelihood_ratio_interval(50, fp, 100, 10**6, method="box")
+        assert np.log(a.high / a.low) < np.log(b.high / b.low)
+    assert "small-FP" in u.likelihood_ratio_interval(50, 1, 100, 10**6).method
 
 
 def test_box_lr_interval_is_ratio_of_sqrt_level_clopper_pearson():
@@ -561,14 +607,19 @@ def test_bootstrap_statistics_share_one_replicate_set():
 
 # ---------------------------------------------------------------------------- band helpers
 def test_band_from_replicates_rate_n_equals_roc_band():
-    """``rate_n=n_pos`` gives exactly roc_band (same replicates): the binomial floor is applied."""
+    """``rate_n=n_pos`` plus the low-FPR floor (``roc_low_fpr_floor``) gives exactly roc_band
+    (same replicates): the binomial floor is applied."""
     rng = np.random.default_rng(11)
     y = rng.random(3000) < 0.05
     c = RocCounts.from_scores(y, rng.normal(size=3000) + 3.0 * y)
     ref = u.roc_band(c, n_boot=80, seed=4)
     stat = u.roc_statistic(c)
     reps = u.bootstrap_statistic(c, stat, 80, 4)
-    b = u.band_from_replicates(stat.estimate(c), reps, stat.grid, grid_name="fpr", rate_n=c.n_pos)
+    low_fpr = u.roc_low_fpr_floor(c, stat.grid, 80, 4)
+    b = u.band_from_replicates(
+        stat.estimate(c), reps, stat.grid, grid_name="fpr", rate_n=c.n_pos,
+        min_scale=(low_fpr, 0.0),
+    )  # fmt: skip
     np.testing.assert_array_equal(b.low, ref.low)
     np.testing.assert_array_equal(b.high, ref.high)
     plain = u.band_from_replicates(stat.estimate(c), reps, stat.grid, grid_name="fpr")
@@ -577,6 +628,7 @@ def test_band_from_replicates_rate_n_equals_roc_band():
     assert np.all(b.low[ones] < 0.999)
     # an explicit min_scale works the same way, and rate_n is validated
     floors = bands._rate_min_scales(stat.estimate(c), c.n_pos)
+    floors = (np.maximum(floors[0], low_fpr), floors[1])
     b2 = u.band_from_replicates(stat.estimate(c), reps, stat.grid, min_scale=floors)
     np.testing.assert_array_equal(b2.low, ref.low)
     with pytest.raises(ValueError, match="rate_n must be a positive"):
@@ -828,33 +880,46 @@ def test_pr_auc_interval_matches_a_direct_bootstrap():
 
 def _direct_bayesian_bootstrap(y, s, etas, n_boot, seed):
     """Rubin's Bayesian bootstrap of (score, label) pairs with scikit-learn metrics, plus one
-    pseudo-negative of Gamma(1/2) weight scoring above every example (the construction of
-    ``stats.posterior``, built here independently of the counts): each example gets a Gamma(1)
-    weight, each class is normalised to eta / 1 - eta, and AP, max-F1 and PR-AUC are the
-    weighted metrics of that population."""
+    pseudo-negative of Gamma(1/2) weight scoring above every example and one pseudo-positive of
+    Gamma(1/2) weight tied with the lowest score (the construction of ``stats.posterior``,
+    built here independently of the counts): each example gets a Gamma(1) weight, each class is
+    normalised to eta / 1 - eta, and AP, max-F1 and PR-AUC are the weighted metrics of that
+    population."""
     from sklearn.metrics import precision_recall_curve
 
     rng = np.random.default_rng(seed)
-    yy = np.r_[y, 0]
-    ss = np.r_[s, s.max() + 1.0]
+    yy = np.r_[y, 0, 1]
+    ss = np.r_[s, s.max() + 1.0, s.min()]
     is_pos = yy == 1
-    out = {"ap": [], "max_f1": [], "pr_auc": []}
+    out = {"ap": [], "max_f1": [], "pr_auc": [], "max_f1_base": []}
+
+    def max_f1(w):
+        p, r, _ = precision_recall_curve(yy, ss, sample_weight=w)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(p + r > 0, 2 * p * r / (p + r), 0.0).max()
+
     for _ in range(n_boot):
         g = rng.standard_gamma(1.0, size=yy.size)
-        g[-1] = rng.standard_gamma(0.5)
+        g[-2:] = rng.standard_gamma(0.5, size=2)
+        g0 = g.copy()
+        g0[-2] = 0.0  # the same draw without the pseudo-negative
         rows = {k: [] for k in out}
         for eta in etas:
             w = np.where(is_pos, eta * g / g[is_pos].sum(), (1 - eta) * g / g[~is_pos].sum())
+            w0 = np.where(is_pos, eta * g0 / g0[is_pos].sum(), (1 - eta) * g0 / g0[~is_pos].sum())
             rows["ap"].append(average_precision_score(yy, ss, sample_weight=w))
-            p, r, _ = precision_recall_curve(yy, ss, sample_weight=w)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                f1 = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
-            rows["max_f1"].append(f1.max())
+            rows["max_f1"].append(max_f1(w))
+            rows["max_f1_base"].append(max_f1(w0))
             cw = RocCounts.from_scores(yy, ss, sample_weight=w)
             rows["pr_auc"].append(float(metrics.pr_auc(cw, eta)))
         for k in out:
             out[k].append(rows[k])
-    return {k: np.percentile(np.asarray(v), [2.5, 97.5], axis=0).T for k, v in out.items()}
+    arr = {k: np.asarray(v) for k, v in out.items()}
+    # max-F1: the draws minus the selection bias (median of the draws without the
+    # pseudo-negative minus the estimate), as stats.posterior.recentre_max documents
+    est = np.asarray(metrics.max_f1(RocCounts.from_scores(y, s), etas), dtype=float)
+    arr["max_f1"] = arr["max_f1"] - (np.median(arr.pop("max_f1_base"), axis=0) - est)
+    return {k: np.percentile(v, [2.5, 97.5], axis=0).T for k, v in arr.items()}
 
 
 @pytest.mark.parametrize("points", [200, 25])
@@ -893,8 +958,7 @@ def test_prevalence_band_default_is_the_bayesian_credible_band(small_counts):
     assert np.all((sim.low >= 0) & (sim.high <= 1))
     assert np.all(sim.high - sim.low >= pw.high - pw.low - 1e-12)
     # simultaneous by construction: >= 95% of the draws lie inside the band everywhere
-    from mlflow_imbalance.stats.bootstrap import metric_statistic
-    from mlflow_imbalance.stats.posterior import bayesian_statistics
+    from mlflow_imbalance.stats.bootstrap import bayesian_statistics, metric_statistic
 
     st = metric_statistic(c, "ap", eta)
     draws = bayesian_statistics(c, {"ap": st}, 400, 0)["ap"]
@@ -908,9 +972,11 @@ def test_prevalence_band_default_is_the_bayesian_credible_band(small_counts):
 
 
 def test_bayesian_counts_marginal_is_the_jeffreys_lower_tail():
-    """FPR at a threshold with F false positives of N is Beta(F + 1/2, N - F) in the draws."""
+    """FPR at a threshold with F false positives of N is Beta(F + 1/2, N - F) in the draws;
+    TPR at a threshold with T of P positives above it is Beta(T, P - T + 1/2) (the
+    pseudo-positive sits at the lowest threshold)."""
     c = RocCounts([3.0, 2.0, 1.0], [5, 8, 10], [0, 2, 50], 10, 50)
-    from mlflow_imbalance.stats.posterior import bayesian_counts
+    from mlflow_imbalance.stats.bootstrap import bayesian_counts
 
     fp = np.concatenate([f for _, f in bayesian_counts(c, 20000, seed=1)])
     for j, f_obs in enumerate((0, 2)):
@@ -918,7 +984,7 @@ def test_bayesian_counts_marginal_is_the_jeffreys_lower_tail():
         ks = stats.kstest(x, stats.beta(f_obs + 0.5, 50 - f_obs).cdf)
         assert ks.pvalue > 1e-3
     tp = np.concatenate([t for t, _ in bayesian_counts(c, 20000, seed=2)])
-    ks = stats.kstest(tp[:, 0] / 10, stats.beta(5, 5).cdf)
+    ks = stats.kstest(tp[:, 0] / 10, stats.beta(5, 5.5).cdf)
     assert ks.pvalue > 1e-3
 
 

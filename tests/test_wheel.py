@@ -80,4 +80,6 @@ def test_wheel_ships_templates_and_renders(tmp_path: Path) -> None:
     assert card_template.startswith(str(venv)), card_template
     assert card_template.endswith("mlflow_imbalance/templates/run_card.html.j2"), card_template
     html = out.read_text(encoding="utf-8")
-    assert "wheel run" in html and "<script" not in html
+    assert "wheel run" in html and 'id="verdict"' in html
+    # self-contained: inline scripts only (the report's own and the inlined Vega bundle)
+    assert html.count("<script") == 4 and "<script src" not in html

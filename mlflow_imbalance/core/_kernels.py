@@ -1,11 +1,25 @@
 """Exact kernels that turn scores and labels into ROC count tables (numpy only).
 
 Private to :mod:`mlflow_imbalance.core.counts`; see its module docstring for the algorithms.
+
+Scores reach the kernels as float32 or float64 arrays (float32 stays float32: it sorts faster).
+The kernels work block by block in buffers allocated once per call: a large temporary is fresh
+memory, and fresh memory costs page faults that on this kind of machine exceed the arithmetic.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
+
+#: Values handled per vectorised step of every blockwise loop.
+_BLOCK = 1 << 16
+#: ... of the merged kernel's scan (its temporaries stay below glibc's mmap threshold).
+_SCAN_BLOCK = 1 << 14
+_LITTLE = sys.byteorder == "little"
 
 
 def _first_of_runs(sorted_values: np.ndarray) -> np.ndarray:
@@ -43,107 +57,146 @@ def _keep_mask(tp: np.ndarray) -> np.ndarray:
 # negatives in 2m+1 "slots": slot 2g holds the negatives strictly between up[g-1] and up[g]
 # (a gap; up[-1] = -inf, up[m] = +inf) and slot 2g+1 the negatives tied with up[g]. From the
 # negative count (or weight) of each slot and the smallest negative of each gap (its corner
-# threshold) the compressed curve follows by cumulative sums. Two exact kernels compute the
-# slots: a uniform-grid lookup for few positives (no sort of the negatives at all), and binary
-# searches of the distinct positive scores in the sorted negatives otherwise.
+# threshold) the compressed curve follows by cumulative sums. Three exact kernels compute them:
+#
+# * grid: few distinct positive scores. Every score is bucketed into its slot by a uniform-grid
+#   lookup; nothing but the positives is sorted (:func:`_grid_slots`).
+# * split: few positives. Each class is sorted on its own and the distinct positive scores are
+#   binary-searched among the sorted negatives (m searches, not n).
+# * merged: many distinct positive scores. Every score becomes an integer key ``2 k + label``
+#   (k an order-preserving injective map of the score, :func:`_float_keys`); one sort of the
+#   keys merges both classes, and a linear scan of the positives' places reads the counts off
+#   (:func:`_merged_rows`): the negatives below the j-th positive are its place minus j.
 
-#: Grid cells per distinct positive score in the lookup kernel, and the largest grid.
+#: Grid cells per distinct positive score in the lookup kernel, and the largest grid (its table
+#: stays in cache).
 _GRID_CELLS_PER_POSITIVE = 16
-_GRID_MAX_CELLS = 1 << 22
-#: Use the lookup kernel when distinct positive scores are at most this fraction of negatives.
-_GRID_MAX_POSITIVE_FRACTION = 1 / 16
+_GRID_MAX_CELLS = 1 << 19
+#: Use the lookup kernel for at most this many distinct positive scores.
+_GRID_MAX_POSITIVES = _GRID_MAX_CELLS // _GRID_CELLS_PER_POSITIVE
 #: Below this many negatives the lookup's set-up cost is not worth it.
 _GRID_MIN_NEGATIVES = 1 << 12
+#: The unweighted grid kernel takes only untied float64 scores (tests lift this).
+_GRID_ONLY_UNTIED_FLOAT64 = True
 #: Linear probing steps in a crowded grid cell before switching to binary search.
 _GRID_PROBE_ROUNDS = 4
+#: Scores per bincount / minimum call in the lookup kernel.
+_GRID_CHUNK = 1 << 20
 _F32_SAFE = 1e37
+#: Keys per chunk of a windowed binary search (:func:`_search_sorted_keys`).
+_SEARCH_CHUNK = 1 << 10
+#: Sort the positives first (to count their distinct scores) when there are at most this many.
+_FEW_POSITIVES = 1 << 16
+#: Otherwise a strided sample of this many positives decides whether they are heavily tied.
+_TIE_SAMPLE = 1 << 14
+#: ... which they are when the sample holds at most this fraction of distinct scores.
+_TIED_FRACTION = 0.75
+#: Split kernel (sort each class, binary searches) while positives are at most this fraction of
+#: the negatives; the merged kernel above it.
+_SPLIT_MAX_POSITIVE_FRACTION = 1 / 16
 
 
-def _grid_slots(up: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Slot of every value of ``x``: ``2 * #(up < x) + (x in up)``, exact, without sorting ``x``.
+class _GridMap:
+    """Exact slot lookup on a uniform grid over the distinct positive scores ``up``.
 
-    ``up`` is strictly ascending and finite. A monotone non-decreasing cell map ``f`` (an affine
-    map of the value onto a uniform grid of about 16 cells per element of ``up``, rounded and
-    clipped) sends ``x`` to a cell. Monotonicity alone makes the lookup exact whatever the
-    floating-point rounding: every ``up[j]`` with ``f(up[j]) < f(x)`` is below ``x`` and every
-    one with ``f(up[j]) > f(x)`` is above it. So for a cell holding no element of ``up`` a table
-    gives the slot directly; values in the few cells that do hold some are resolved by probing
-    ``up`` upwards from the cell's first element (and, after a few probes, by binary search).
-    The cost is a handful of vectorised passes over ``x``, O(n + m), whatever the data: with
-    clustered ``up`` more values reach the exact fallback, never a wrong answer.
+    A monotone non-decreasing cell map ``f`` (an affine map of the value onto a uniform grid of
+    about 16 cells per element of ``up``, rounded and clipped) sends a value ``x`` to a cell.
+    Monotonicity alone makes the lookup exact whatever the floating-point rounding: every
+    ``up[j]`` with ``f(up[j]) < f(x)`` is below ``x`` and every one with ``f(up[j]) > f(x)`` is
+    above it. So for a cell holding no element of ``up`` a table gives the slot directly; values
+    in the few cells that do hold some are resolved by probing ``up`` upwards from the cell's
+    first element (and, after a few probes, by binary search). With clustered ``up`` more values
+    reach the exact fallback, never a wrong answer.
     """
-    m = up.size
-    cells = 1 << max(6, int(np.ceil(np.log2(_GRID_CELLS_PER_POSITIVE * m))))
-    cells = min(cells, _GRID_MAX_CELLS)
-    use_f32 = abs(float(up[0])) < _F32_SAFE and abs(float(up[-1])) < _F32_SAFE
-    ftype = np.float32 if use_f32 else np.float64
-    lo = ftype(up[0])
-    span = float(up[-1]) - float(up[0])
-    scale = ftype(cells / span) if span > 0 else ftype(1.0)
-    if not (0.0 < float(scale) < np.inf):
-        scale = ftype(1.0)
-    top = ftype(cells)
 
-    def cell_of(v: np.ndarray) -> np.ndarray:
+    def __init__(self, up: np.ndarray) -> None:
+        m = up.size
+        cells = 1 << max(6, int(np.ceil(np.log2(_GRID_CELLS_PER_POSITIVE * m))))
+        cells = min(cells, _GRID_MAX_CELLS)
+        use_f32 = abs(float(up[0])) < _F32_SAFE and abs(float(up[-1])) < _F32_SAFE
+        self.ftype = np.float32 if use_f32 else np.float64
+        self.lo = float(up[0])
+        span = float(up[-1]) - float(up[0])
+        scale = self.ftype(cells / span) if span > 0 else self.ftype(1.0)
+        if not (0.0 < float(scale) < np.inf):
+            scale = self.ftype(1.0)
+        self.scale = scale
+        self.top = self.ftype(cells)
+        self.up = up
+        self.up_pad = np.append(up, np.inf)  # sentinel: every x is finite
+        self._t = np.empty(_BLOCK, dtype=self.ftype)
+        self._crowded = np.empty(_BLOCK, dtype=bool)
+        cell_up = np.empty(m, dtype=np.intp)
+        for i in range(0, m, _BLOCK):
+            self._cells(up[i : i + _BLOCK], cell_up[i : i + _BLOCK])
+        # first[c] = number of up with cell < c; cells holding no element of up are "pure".
+        per_cell = np.bincount(cell_up, minlength=cells + 2)
+        first = np.zeros(cells + 2, dtype=np.intp)
+        np.cumsum(per_cell[:-1], out=first[1:])
+        self.lut = np.where(per_cell == 0, 2 * first, -1 - 2 * first)
+        # Tied scores (rounded, discrete) crowd the cells of up: there a cell holding one
+        # element v of up gives the slot as 2 first + (x >= v) + (x > v) with no search.
+        single = per_cell == 1
+        self._base = np.where(per_cell <= 1, 2 * first, self.lut)
+        self._value = np.full(cells + 2, np.inf, dtype=up.dtype)  # x < inf: slot 2 first
+        self._value[single] = up[first[single]]
+        self._v = np.empty(_BLOCK, dtype=up.dtype)
+        self.tied = False  # set after a crowded block
+
+    def _cells(self, v: np.ndarray, out: np.ndarray) -> None:
+        t = self._t[: v.size]
         with np.errstate(over="ignore", invalid="ignore"):
-            t = v.astype(ftype)  # monotone rounding (may overflow to +-inf: still monotone)
-            t -= lo
-            t *= scale
-        np.clip(t, ftype(-1.0), top, out=t)
-        t += ftype(1.0)
-        return t.astype(np.intp)  # in [0, cells + 1]; truncation = floor here
+            # Each step rounds monotonically (overflow to +-inf included): f stays monotone.
+            np.subtract(v, self.lo, out=t, casting="unsafe")
+            np.multiply(t, self.scale, out=t)
+        np.clip(t, self.ftype(-1.0), self.top, out=t)
+        t += self.ftype(1.0)
+        np.copyto(out, t, casting="unsafe")  # in [0, cells + 1]; truncation = floor here
 
-    # first[c] = number of up with cell < c; cells holding no element of up are "pure".
-    per_cell = np.bincount(cell_of(up), minlength=cells + 2)
-    first = np.zeros(cells + 2, dtype=np.intp)
-    np.cumsum(per_cell[:-1], out=first[1:])
-    lut = np.where(per_cell == 0, 2 * first, -1 - 2 * first)
-    slot = cell_of(x)
-    lut.take(slot, out=slot, mode="clip")  # in place; indices are always in range
-    idx = np.flatnonzero(slot < 0)
-    if idx.size:
+    def slots(self, x: np.ndarray, out: np.ndarray) -> None:
+        """``out[i] = 2 * #(up < x[i]) + (x[i] in up)`` for a block of at most ``_BLOCK``."""
+        self._cells(x, out)
+        if self.tied:
+            v = self._v[: x.size]
+            self._value.take(out, out=v, mode="clip")
+            self._base.take(out, out=out, mode="clip")
+            out += x >= v
+            out += x > v
+        else:
+            self.lut.take(out, out=out, mode="clip")  # in place; indices are always in range
+        crowded = self._crowded[: x.size]
+        np.less(out, 0, out=crowded)
+        if not crowded.any():
+            return
+        idx = np.flatnonzero(crowded)
+        if idx.size * 8 > x.size:
+            self.tied = True
         xi = x[idx]
-        below = (-1 - slot[idx]) // 2  # #up in lower cells: a lower bound of #(up < xi)
-        up_pad = np.append(up, np.inf)  # sentinel: every x is finite
+        below = (-1 - out[idx]) // 2  # #up in lower cells: a lower bound of #(up < xi)
         active = np.arange(idx.size)
         for _ in range(_GRID_PROBE_ROUNDS):
-            active = active[up_pad[below[active]] < xi[active]]
+            active = active[self.up_pad[below[active]] < xi[active]]
             if not active.size:
                 break
             below[active] += 1
         else:
             if active.size:
-                below[active] = np.searchsorted(up, xi[active], side="left")
-        slot[idx] = 2 * below + (up_pad[below] == xi)
-    return slot
+                below[active] = np.searchsorted(self.up, xi[active], side="left")
+        out[idx] = 2 * below + (self.up_pad[below] == xi)
 
 
-def _left_right(
-    up: np.ndarray, neg: np.ndarray, left: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """``#(neg < up[g])`` and ``#(neg <= up[g])`` for ascending ``up`` and sorted ``neg``.
+def _grid_slots(up: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Slot of every value of ``x``: ``2 * #(up < x) + (x in up)``, exact, without sorting ``x``.
 
-    One binary search per distinct positive score (ascending keys, so the searches walk the
-    array in order) unless ``left`` is given; the second count differs from the first only
-    where a negative ties with ``up[g]``, and is searched for just those thresholds. Ties are
-    looked for block by block to keep temporaries small. ``right`` is ``left`` itself when
-    nothing ties.
+    ``up`` is strictly ascending and finite; see :class:`_GridMap`. The cost is a handful of
+    vectorised passes over ``x``, O(n + m), whatever the data.
     """
-    n = neg.size
-    if left is None:
-        left = np.searchsorted(neg, up, side="left")
-    right = left
-    if n == 0:
-        return left, right
-    for g0 in range(0, up.size, _BLOCK):
-        lb = left[g0 : g0 + _BLOCK]
-        tied = np.flatnonzero(neg[np.minimum(lb, n - 1)] == up[g0 : g0 + _BLOCK])
-        if tied.size:
-            if right is left:
-                right = left.copy()
-            tied += g0
-            right[tied] = np.searchsorted(neg, up[tied], side="right")
-    return left, right
+    x = x.astype(up.dtype, copy=False)  # one cell map for both: monotone, hence exact
+    gm = _GridMap(up)
+    out = np.empty(x.size, dtype=np.intp)
+    for i in range(0, x.size, _BLOCK):
+        gm.slots(x[i : i + _BLOCK], out[i : i + _BLOCK])
+    return out
 
 
 def _assemble(
@@ -188,99 +241,100 @@ def _assemble(
 
 
 def _compressed_grid(
-    up: np.ndarray, tp_up: np.ndarray, neg: np.ndarray, w_neg: np.ndarray | None
+    up: np.ndarray,
+    tp_up: np.ndarray,
+    x: np.ndarray,
+    w_x: np.ndarray | None,
+    pos_per_up: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Compressed counts with the negatives bucketed by :func:`_grid_slots` (never sorted)."""
+    """Compressed counts with scores bucketed by :class:`_GridMap` (never sorted).
+
+    ``x`` holds the negatives (``w_x`` their weights, or None), or, unweighted, every score
+    when ``pos_per_up`` gives the number of positives at each of ``up``: positives fall exactly
+    in the odd slots, where they are subtracted, and never in a gap.
+    """
     size = 2 * up.size + 1
-    slot = _grid_slots(up, neg)
-    neg_in_slot = np.bincount(slot, minlength=size)
-    if w_neg is not None:
-        fp_in_slot = np.bincount(slot, weights=w_neg, minlength=size)
-    else:
-        fp_in_slot = neg_in_slot.astype(np.int64, copy=False)
-    slot_min = np.full(size, np.inf)
-    np.minimum.at(slot_min, slot, neg)
-    del slot
+    gm = _GridMap(up)
+    count = np.zeros(size, dtype=np.int64)
+    weight = np.zeros(size) if w_x is not None else None
+    slot_min = np.full(size, np.inf, dtype=x.dtype)
+    slot = np.empty(min(_GRID_CHUNK, x.size), dtype=np.intp)
+    for c0 in range(0, x.size, _GRID_CHUNK):
+        xc = x[c0 : c0 + _GRID_CHUNK]
+        sc = slot[: xc.size]
+        for i in range(0, xc.size, _BLOCK):
+            gm.slots(xc[i : i + _BLOCK], sc[i : i + _BLOCK])
+        count += np.bincount(sc, minlength=size)
+        if weight is not None:
+            weight += np.bincount(sc, weights=w_x[c0 : c0 + _GRID_CHUNK], minlength=size)
+        np.minimum.at(slot_min, sc, xc)
+    if pos_per_up is not None:
+        count[1::2] -= pos_per_up
+    fp_in_slot = count if weight is None else weight
     fp_slot = np.cumsum(fp_in_slot[::-1])[::-1]  # negatives in this slot and above
-    return _assemble(up, tp_up, fp_slot[1::2], neg_in_slot[0::2] > 0, slot_min[0::2], fp_slot[0::2])
+    return _assemble(up, tp_up, fp_slot[1::2], count[0::2] > 0, slot_min[0::2], fp_slot[0::2])
 
 
 def _use_grid(m: int, n: int) -> bool:
-    return n >= _GRID_MIN_NEGATIVES and m <= _GRID_MAX_POSITIVE_FRACTION * n
+    return n >= _GRID_MIN_NEGATIVES and m <= _GRID_MAX_POSITIVES
 
 
-#: Sorted path: below this many scores both classes are simply sorted with ``np.sort``.
-_BUCKET_MIN_SIZE = 1 << 16
-#: Scores per value bucket (both classes) aimed at; numpy sorts up to 256 values with a sorting
-#: network, several times faster per value than a large sort.
-_BUCKET_TARGET = 256
-#: Buckets per class at most (bucket id and class share one uint16 key).
-_BUCKET_MAX = (1 << 15) - 1
-#: Fine cells of the affine value grid that buckets are made of, and the sample size used to
-#: size the buckets.
-_BUCKET_CELLS = 1 << 18
-_BUCKET_SAMPLE = 1 << 16
-#: Negatives per binary-search call when counting negatives below each positive.
-_SEARCH_CHUNK = 1 << 12
+def _left_right(
+    up: np.ndarray, neg: np.ndarray, left: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``#(neg < up[g])`` and ``#(neg <= up[g])`` for ascending ``up`` and sorted ``neg``.
 
-
-def _use_buckets(s: np.ndarray, is_pos: np.ndarray, p: int) -> bool:
-    """Whether to bucket-sort (:func:`_bucket_sort`) rather than sort positives first.
-
-    Not for small inputs, nor when the grid kernel may apply: few positives, or positives so
-    tied that a strided sample of them has under 1/16 distinct values.
+    One binary search per distinct positive score (ascending keys, so the searches walk the
+    array in order) unless ``left`` is given; the second count differs from the first only
+    where a negative ties with ``up[g]``, and is searched for just those thresholds. Ties are
+    looked for block by block to keep temporaries small. ``right`` is ``left`` itself when
+    nothing ties.
     """
-    if s.size < _BUCKET_MIN_SIZE or p <= _GRID_MAX_POSITIVE_FRACTION * (s.size - p):
-        return False
-    stride = max(1, s.size // _BUCKET_SAMPLE)
-    sample = s[::stride][is_pos[::stride]]
-    return np.unique(sample).size * 16 > sample.size
+    n = neg.size
+    if left is None:
+        left = _search_sorted_keys(neg, up, "left")
+    right = left
+    if n == 0:
+        return left, right
+    for g0 in range(0, up.size, _BLOCK):
+        lb = left[g0 : g0 + _BLOCK]
+        tied = np.flatnonzero(neg[np.minimum(lb, n - 1)] == up[g0 : g0 + _BLOCK])
+        if tied.size:
+            if right is left:
+                right = left.copy()
+            tied += g0
+            right[tied] = _search_sorted_keys(neg, up[tied], "right")
+    return left, right
 
 
-def _bucket_map(s: np.ndarray, buckets: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Monotone map of scores to ``buckets`` value buckets of similar size: (cells, table).
+def _search_sorted_keys(a: np.ndarray, v: np.ndarray, side: str) -> np.ndarray:
+    """``np.searchsorted(a, v, side)`` for ascending ``v``, chunk by chunk in narrow windows.
 
-    A score goes to a fine cell of an affine grid over the bulk of a strided sample (clipped at
-    both ends), then through ``table`` to its bucket. Cell and table are non-decreasing in the
-    score whatever the rounding, so every score of a lower bucket is strictly below every score
-    of a higher one: sorting each bucket sorts everything. The sample only sets the bucket sizes
-    (the speed), never the result. None when the sample's span overflows float64.
+    Each chunk of keys is searched only in the stretch of ``a`` its first and last key bound,
+    which stays in cache: many times faster than one call over all of ``a`` for many keys.
     """
-    sample = np.sort(s[:: max(1, s.size // _BUCKET_SAMPLE)])
-    cut = sample.size // 1024
-    lo, hi = float(sample[cut]), float(sample[sample.size - 1 - cut])
-    if not hi > lo:
-        lo, hi = float(sample[0]), float(sample[-1])
-    span = hi - lo
-    if not np.isfinite(span):
-        return None
-    scale = (_BUCKET_CELLS - 1) / span if span > 0 else 0.0
-    divide = not np.isfinite(scale)  # subnormal span: divide by it first
-
-    def cells_of(v: np.ndarray) -> np.ndarray:
-        with np.errstate(over="ignore", invalid="ignore"):
-            t = v - lo  # may overflow to +-inf: still monotone, clipped below
-            if divide:
-                t /= span
-                t *= _BUCKET_CELLS - 1
-            else:
-                t *= scale
-        np.clip(t, 0.0, _BUCKET_CELLS - 1, out=t)
-        return t.astype(np.int32)  # truncation of non-negative values = floor: monotone
-
-    hist = np.bincount(cells_of(sample), minlength=_BUCKET_CELLS)
-    before = np.cumsum(hist) - hist  # sample values in lower cells: non-decreasing
-    table = (before * buckets // sample.size).astype(np.uint16)
-    return cells_of(s), table
+    if v.size <= _SEARCH_CHUNK:
+        return np.searchsorted(a, v, side=side)
+    out = np.empty(v.size, dtype=np.intp)
+    for c0 in range(0, v.size, _SEARCH_CHUNK):
+        chunk = v[c0 : c0 + _SEARCH_CHUNK]
+        lo = int(np.searchsorted(a, chunk[0], side=side))
+        hi = int(np.searchsorted(a, chunk[-1], side=side))
+        part = out[c0 : c0 + chunk.size]
+        part[:] = np.searchsorted(a[lo:hi], chunk, side=side)
+        part += lo
+    return out
 
 
 def _float32_if_exact(s: np.ndarray) -> np.ndarray:
     """``s`` as float32 when that is lossless (model outputs often are float32), else ``s``.
 
-    Float32 halves the memory traffic of the gather and the sorts; every float32 value is a
-    float64 value, so thresholds and comparisons stay exact. A strided probe rejects float64
-    data at once; only data passing it pay for the full round-trip comparison.
+    Float32 halves the memory traffic and sorts faster; every float32 value is a float64
+    value, so thresholds and comparisons stay exact. A strided probe rejects float64 data at
+    once; only data passing it pay for the full round-trip comparison.
     """
+    if s.dtype != np.float64:
+        return s
     probe = s[:: max(1, s.size // 4096)]
     with np.errstate(over="ignore"):
         if not np.array_equal(probe.astype(np.float32), probe):
@@ -289,102 +343,48 @@ def _float32_if_exact(s: np.ndarray) -> np.ndarray:
     return s32 if np.array_equal(s32, s) else s
 
 
-def _bucket_sort(
-    s: np.ndarray, is_pos: np.ndarray, p: int, buckets: int | None = None
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Both classes sorted by a bucket sort: ``(buf, left)``, or None to use ``np.sort``.
+# ---------------------------------------------------------------------------------------------
+# Split kernel: each class sorted on its own.
 
-    ``buf[:n]`` holds the negatives and ``buf[n:]`` the positives, each ascending (float32
-    when every score is a float32 value, see :func:`_float32_if_exact`; float64 otherwise);
-    ``left[i]`` is the number of negatives strictly below ``buf[n + i]``. Scores are spread
-    over value buckets of about 256 (:func:`_bucket_map`), grouped by (class, bucket) with one
-    stable radix argsort of a uint16 key and one gather, and each group is sorted in place:
-    numpy sorts such small runs with a sorting network, several times faster per value than
-    one large sort. Since buckets are ordered by value, the negatives below a positive are those
-    of lower buckets plus a binary search within a run of nearby buckets that stays in cache.
-    Exact for any data: a bad sample only makes buckets uneven, i.e. slower.
+
+def _select(s: np.ndarray, mask: np.ndarray, count: int) -> np.ndarray:
+    """``s[mask]`` (``count`` values) in a fresh array, fast for any mask.
+
+    Boolean indexing branches on every value: fast when the mask is predictable (mostly one
+    way), slow near half and half. ``np.compress`` does not branch but builds an index array
+    (8 bytes a value): it runs block by block here, so that array stays small.
     """
-    size = s.size
-    n = size - p
-    if buckets is None:
-        buckets = min(_BUCKET_MAX, max(1, size // _BUCKET_TARGET))
-    mapped = _bucket_map(s, buckets)
-    if mapped is None:
-        return None
-    cells, table = mapped
-    # Positives use the second half of the table (bucket + buckets): one key per (class, bucket).
-    cells += is_pos.view(np.uint8) * np.int32(_BUCKET_CELLS)  # faster than a masked add
-    key = np.concatenate((table, table + np.uint16(buckets))).take(cells)
-    del cells
-    bounds = np.zeros(2 * buckets + 1, dtype=np.intp)
-    np.cumsum(np.bincount(key, minlength=2 * buckets), out=bounds[1:])
-    order = np.argsort(key, kind="stable")  # radix sort for uint16
-    del key
-    buf = _float32_if_exact(s).take(order)
-    del order
-    b = bounds.tolist()
-    for i in range(2 * buckets):
-        if b[i + 1] - b[i] > 1:
-            buf[b[i] : b[i + 1]].sort()
-    # int32 halves the memory of these counts (and of their copies later) where exact.
-    left = np.empty(p, dtype=np.int32 if size < 2**31 else np.intp)
-    # Chunks of whole buckets: the positives of buckets g0..g1-1 lie above every negative of
-    # lower buckets and below every negative of higher ones.
-    step = max(1, buckets * _SEARCH_CHUNK // max(n, 1))
-    for g0 in range(0, buckets, step):
-        g1 = min(g0 + step, buckets)
-        a0, a1 = b[g0], b[g1]
-        c0, c1 = b[buckets + g0], b[buckets + g1]
-        if c1 > c0:
-            out = left[c0 - n : c1 - n]
-            out[:] = np.searchsorted(buf[a0:a1], buf[c0:c1], side="left")
-            out += a0
-    return buf, left
+    if min(count, s.size - count) <= s.size // 8:
+        return s[mask]
+    out = np.empty(count, dtype=s.dtype)
+    at = 0
+    for i in range(0, s.size, _SCAN_BLOCK):
+        mb = mask[i : i + _SCAN_BLOCK]
+        c = int(np.count_nonzero(mb))
+        np.compress(mb, s[i : i + _SCAN_BLOCK], out=out[at : at + c])
+        at += c
+    return out
 
 
-#: Thresholds handled per block when the sorted path writes its output.
-_BLOCK = 1 << 16
+def _split_counts(
+    s: np.ndarray, is_pos: np.ndarray, p: int, pos: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Compressed counts of unweighted data from both classes sorted separately.
 
-
-def _compressed_unweighted(s: np.ndarray, is_pos: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Compressed counts of unweighted data (thresholds descending, int64 tp and fp).
-
-    Few distinct positive scores: the grid kernel, no sort of the negatives. Otherwise both
-    classes are sorted (in place, in private copies) and the distinct positive scores are
-    located among the negatives by binary search; the output is then written block by block,
-    straight into its final descending place, so that the extra memory stays near the sorted
-    copies plus the output itself (the issue's budget is 4x the input).
+    The distinct positive scores are located among the sorted negatives by binary search (one
+    per distinct positive score); the output is then written block by block, straight into its
+    final descending place. ``pos`` may pass the positives already sorted.
     """
-    p = int(np.count_nonzero(is_pos))
-    n = s.size - p
-    bucketed = None
-    if _use_buckets(s, is_pos, p):
-        bucketed = _bucket_sort(s, is_pos, p)
-    if bucketed is None:
-        pos = s[is_pos]
+    if pos is None:
+        pos = _select(s, is_pos, p)
         pos.sort()
-        left_all = None
-    else:
-        buf, left_all = bucketed
-        pos = buf[n:]
-    all_distinct = p < 2 or not np.any(pos[1:] == pos[:-1])
-    first = None if all_distinct else _first_of_runs(pos)  # None: it would be arange(p)
-    m = p if first is None else first.size
+    n = s.size - p
+    first = None if p < 2 or not np.any(pos[1:] == pos[:-1]) else _first_of_runs(pos)
+    m = p if first is None else first.size  # first None: it would be arange(p)
     up = pos if first is None else pos[first]
-    del pos
-    if bucketed is None and _use_grid(m, n):
-        tp_up = p - (np.arange(m, dtype=np.int64) if first is None else first.astype(np.int64))
-        return _compressed_grid(up, tp_up, s[~is_pos], None)
-    if bucketed is None:
-        neg = s[~is_pos]
-        neg.sort()
-    else:
-        neg = buf[:n]
-        if first is not None:
-            left_all = left_all[first]
-        del buf
-    left, right = _left_right(up, neg, left_all)
-    del left_all
+    neg = _select(s, ~is_pos, n)
+    neg.sort()
+    left, right = _left_right(up, neg)
     # Gap g (0..m) holds the sorted negatives right[g-1]:left[g] (right[-1] = 0, left[m] = n).
     nonempty = np.empty(m + 1, dtype=bool)
     nonempty[0] = left[0] > 0
@@ -394,34 +394,35 @@ def _compressed_unweighted(s: np.ndarray, is_pos: np.ndarray) -> tuple[np.ndarra
     thr = np.empty(size, dtype=np.float64)
     tp = np.empty(size, dtype=np.int64)
     fp = np.empty(size, dtype=np.int64)
+    blk = min(_BLOCK, m + 1)
+    b_thr = np.empty(2 * blk)
+    b_tp = np.empty(2 * blk, dtype=np.int64)
+    b_fp = np.empty(2 * blk, dtype=np.int64)
+    keep = np.ones(2 * blk, dtype=bool)
+    gap_lo = np.empty(blk, dtype=np.intp)
     done = 0  # ascending output positions written so far
-    for g0 in range(0, m + 1, _BLOCK):
-        g1 = min(g0 + _BLOCK, m + 1)  # gaps g0..g1-1 and the positive thresholds before m
+    for g0 in range(0, m + 1, blk):
+        g1 = min(g0 + blk, m + 1)  # gaps g0..g1-1 and the positive thresholds before m
         k = g1 - g0
         u1 = min(g1, m)
         # Interleave ascending: gap g, then up[g]; the slot after gap m does not exist.
         rows = 2 * k - (1 if g1 == m + 1 else 0)
-        b_thr = np.empty(2 * k)
-        b_tp = np.empty(2 * k, dtype=np.int64)
-        b_fp = np.empty(2 * k, dtype=np.int64)
-        keep = np.ones(2 * k, dtype=bool)
-        gap_lo = np.empty(k, dtype=np.intp)
+        lo_g = gap_lo[:k]
         if g0 == 0:
-            gap_lo[0] = 0
-            gap_lo[1:] = right[: g1 - 1]
+            lo_g[0] = 0
+            lo_g[1:] = right[: g1 - 1]
         else:
-            gap_lo[:] = right[g0 - 1 : g1 - 1]
-        ne = nonempty[g0:g1]
-        b_thr[0::2] = neg[np.minimum(gap_lo, n - 1)]
-        b_fp[0::2] = n - gap_lo
-        keep[0::2] = ne
+            lo_g[:] = right[g0 - 1 : g1 - 1]
+        b_thr[0 : 2 * k : 2] = neg.take(lo_g, mode="clip")  # index n (empty gap) is unread
+        np.subtract(n, lo_g, out=b_fp[0 : 2 * k : 2])
+        keep[0 : 2 * k : 2] = nonempty[g0:g1]
+        tp_blk = b_tp[1 : 2 * (u1 - g0) : 2]
         if first is None:
-            tp_blk = p - np.arange(g0, u1, dtype=np.int64)
+            np.subtract(p, np.arange(g0, u1, dtype=np.int64), out=tp_blk)
         else:
-            tp_blk = p - first[g0:u1]
+            np.subtract(p, first[g0:u1], out=tp_blk)
         b_thr[1 : 2 * (u1 - g0) : 2] = up[g0:u1]
-        b_tp[1 : 2 * (u1 - g0) : 2] = tp_blk
-        b_fp[1 : 2 * (u1 - g0) : 2] = n - left[g0:u1]
+        np.subtract(n, left[g0:u1], out=b_fp[1 : 2 * (u1 - g0) : 2])
         # A gap's tp is that of the positive threshold just above it (0 above them all).
         b_tp[0 : 2 * (u1 - g0) : 2] = tp_blk
         if u1 < g1:
@@ -435,6 +436,275 @@ def _compressed_unweighted(s: np.ndarray, is_pos: np.ndarray) -> tuple[np.ndarra
         b_fp.take(sel, out=fp[lo:hi], mode="clip")
         done += count
     return thr, tp, fp
+
+
+# ---------------------------------------------------------------------------------------------
+# Merged kernel: one sort of integer keys that carry the label.
+
+
+def _float_keys(
+    s: np.ndarray, is_pos: np.ndarray, lo: float, hi: float
+) -> tuple[np.ndarray, int] | None:
+    """Keys ``2 k + label`` (int32 for float32 scores, int64 for float64) and the shift ``c``.
+
+    ``k`` is the sign-magnitude integer of the score's bits, its magnitude lowered by ``c`` (and
+    zero kept at zero): an order-preserving injective map as long as no non-zero score has a
+    magnitude within ``c`` of zero. ``c`` is the least shift that leaves room for the label bit;
+    it is 0 for scores below 2 in magnitude. None when some non-zero score is that close to zero
+    (the keys would collide): the split kernel then takes over.
+    """
+    width = s.dtype.itemsize * 8
+    itype = np.int32 if width == 32 else np.int64
+    mag = itype(2 ** (width - 1) - 1)
+    bound = np.array(max(abs(lo), abs(hi)), dtype=s.dtype)
+    c = max(0, int(bound.view(itype)) - 2 ** (width - 2) + 1)
+    c_t, shift = itype(c), itype(width - 1)
+    bits = s.view(itype)
+    lab = is_pos.view(np.uint8)
+    z = np.empty(s.size, dtype=itype)
+    sign = np.empty(min(_BLOCK, s.size), dtype=itype)
+    for i in range(0, s.size, _BLOCK):
+        b = bits[i : i + _BLOCK]
+        k = z[i : i + _BLOCK]
+        g = sign[: b.size]
+        np.right_shift(b, shift, out=g)  # 0, or -1 for a negative score
+        np.bitwise_and(b, mag, out=k)
+        if c:
+            k -= c_t
+            if k.min() <= 0:
+                low = k <= 0
+                if np.any(low & (k != -c_t)):
+                    return None
+                k[low] = 0  # the zeros
+        k ^= g
+        k -= g  # two's complement of the signed magnitude
+        k += k
+        np.add(k, lab[i : i + _BLOCK], out=k, casting="unsafe")
+    return z, c
+
+
+def _decode_keys(
+    keys: np.ndarray, c: int, ftype: type, out: np.ndarray, *, packed: bool = False
+) -> None:
+    """Scores (as float64, into ``out``) of keys made by :func:`_float_keys`; blockwise.
+
+    With ``packed`` the 32-bit keys are the low halves of the int64 ``keys``.
+    """
+    itype = np.int32 if packed else keys.dtype.type
+    width = np.dtype(itype).itemsize * 8
+    c_t = itype(c)
+    blk = min(_BLOCK, keys.size)
+    v, g = np.empty(blk, dtype=itype), np.empty(blk, dtype=itype)
+    low = np.empty(blk, dtype=np.uint32) if packed else None
+    for i in range(0, keys.size, _BLOCK):
+        kb = keys[i : i + _BLOCK]
+        vb, gb = v[: kb.size], g[: kb.size]
+        if low is not None:
+            np.copyto(low[: kb.size], kb, casting="unsafe")  # the low 32 bits
+            kb = low[: kb.size].view(np.int32)
+        np.right_shift(kb, itype(1), out=vb)  # k
+        np.right_shift(vb, itype(width - 1), out=gb)
+        vb ^= gb
+        vb -= gb  # |k|
+        if c:
+            vb += c_t
+            vb[vb == c_t] = 0  # zero stays zero
+        np.left_shift(gb, itype(width - 1), out=gb)  # the sign bit
+        vb |= gb
+        out[i : i + _BLOCK] = vb.view(ftype)
+
+
+def _merged_rows(z: np.ndarray, p: int, count_only: bool = False) -> Iterator[Any]:
+    """The compressed rows of sorted keys, block by block in ascending order.
+
+    Yields ``(keys, tp, fp)`` of each block's kept rows, ascending (views of buffers reused for
+    the next block), or with ``count_only`` just their number.
+
+    Equal scores form a run of keys (negatives first: label 0 < 1). A run is a threshold; it
+    holds positives exactly when its last key is odd, and it is kept when it or the run below
+    it holds positives (the lowest run always). Its counts follow from its place ``a`` and the
+    positives before it, ``b``: ``tp = p - b`` and ``fp = n - (a - b)``. Blocks end at run
+    starts, so every run is whole in one block; a run longer than a block is counted alone by
+    binary search.
+    """
+    big_n = z.size
+    n = big_n - p
+    blk = min(_SCAN_BLOCK, big_n)
+    ktype = z.dtype
+    utype = np.dtype(f"u{z.itemsize}")
+    kmax = np.iinfo(ktype).max
+    low = z.view(np.uint8)[(0 if _LITTLE else z.itemsize - 1) :: z.itemsize]
+    lab = np.empty(blk, dtype=np.uint8)
+    is_p = lab.view(bool)
+    xb = np.empty(blk, dtype=ktype)
+    st, keep, hb = (np.empty(blk, dtype=bool) for _ in range(3))
+    cum, eb = np.empty(blk, dtype=np.intp), np.empty(blk, dtype=np.intp)
+    rk, tb, fb = np.empty(blk, dtype=ktype), np.empty(blk, np.int64), np.empty(blk, np.int64)
+    before, prev_has = 0, True
+    i0 = 0
+    while i0 < big_n:
+        i1 = min(i0 + blk, big_n)
+        if i1 < big_n:
+            at = int(np.searchsorted(z[i0:i1], 2 * (int(z[i1]) >> 1))) + i0  # its run start
+            if at == i0:  # one run longer than a block
+                value = int(z[i0]) >> 1
+                i1 = big_n if 2 * value + 2 > kmax else int(np.searchsorted(z, 2 * value + 2))
+                pos_run = i1 - int(np.searchsorted(z[i0:i1], 2 * value + 1)) - i0
+                has = pos_run > 0
+                if has or prev_has:
+                    if count_only:
+                        yield 1
+                    else:
+                        tb[0], fb[0] = p - before, n - (i0 - before)
+                        yield z[i0 : i0 + 1], tb[:1], fb[:1]
+                before += pos_run
+                prev_has = has
+                i0 = i1
+                continue
+            i1 = at
+        k = i1 - i0
+        zb = z[i0:i1]
+        lb, ib = lab[:k], is_p[:k]
+        np.bitwise_and(low[i0:i1], 1, out=lb)
+        np.bitwise_xor(zb[1:], zb[:-1], out=xb[: k - 1])
+        stb = st[:k]
+        stb[0] = True
+        np.greater(xb[: k - 1].view(utype), 1, out=stb[1:])  # another value starts
+        kb = keep[:k]
+        if np.count_nonzero(stb) == k:  # all scores distinct: every place is a run
+            kb[0] = ib[0] or prev_has
+            np.logical_or(ib[1:], ib[:-1], out=kb[1:])
+            starts, kr = None, kb
+            last_has = bool(ib[-1])
+        else:
+            starts = np.flatnonzero(stb)
+            nr = starts.size
+            ends = eb[:nr]
+            np.subtract(starts[1:], 1, out=ends[:-1])
+            ends[-1] = k - 1
+            has = hb[:nr]
+            np.take(ib, ends, out=has, mode="clip")
+            kr = kb[:nr]
+            kr[0] = has[0] or prev_has
+            np.logical_or(has[1:], has[:-1], out=kr[1:])
+            last_has = bool(has[-1])
+        prev_has = last_has
+        i0 = i1
+        if count_only:
+            yield int(np.count_nonzero(kr))
+            continue
+        rows = np.flatnonzero(kr)
+        if starts is not None:
+            np.take(starts, rows, out=rows, mode="clip")
+        r = rows.size
+        np.cumsum(lb, out=cum[:k])  # positives in the block up to each place
+        # positives before each kept run: the cumulative count minus its own first label
+        b = tb[:r]
+        np.take(cum, rows, out=b, mode="clip")
+        b -= lb.take(rows, mode="clip")
+        b += before
+        f = fb[:r]
+        np.subtract(rows, b, out=f)  # negatives before, less the block's start
+        np.subtract(n - (i1 - k), f, out=f)
+        np.subtract(p, b, out=b)
+        np.take(zb, rows, out=rk[:r], mode="clip")
+        before += int(cum[k - 1])
+        yield rk[:r], b, f
+
+
+def _merged_counts(
+    s: np.ndarray, is_pos: np.ndarray, p: int, lo: float, hi: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Compressed counts of unweighted data by one sort of keys (None if keys do not fit).
+
+    The sorted keys are scanned twice, once to count the rows and once to write them straight
+    into their final (descending) place. Memory: the keys (one per score) and the three
+    outputs; 32-bit keys (float32 scores, the tightest budget) ride in the low half of ``fp``
+    until the sorted keys are freed, so the thresholds are allocated only then.
+    """
+    made = _float_keys(s, is_pos, lo, hi)
+    if made is None:
+        return None
+    z, c = made
+    del made  # z alone holds the keys: freed below, before the thresholds are allocated
+    z.sort()
+    size = sum(_merged_rows(z, p, count_only=True))
+    packed = z.itemsize == 4 and s.size < 2**31
+    rowkey = None if packed else np.empty(size, dtype=z.dtype)
+    tp = np.empty(size, dtype=np.int64)
+    fp = np.empty(size, dtype=np.int64)
+    end = size
+    for keys, t, f in _merged_rows(z, p):  # rows ascending: written from the end
+        lo_ = end - keys.size
+        tp[lo_:end][::-1] = t
+        if rowkey is None:  # the key below the negatives count
+            f <<= 32
+            f += keys.view(np.uint32)
+        else:
+            rowkey[lo_:end][::-1] = keys
+        fp[lo_:end][::-1] = f
+        end = lo_
+    del z
+    if rowkey is None:
+        thr = np.empty(size, dtype=np.float64)
+        _decode_keys(fp, c, np.float32, thr, packed=True)
+        fp >>= 32
+    else:
+        thr = rowkey.view(np.float64) if rowkey.itemsize == 8 else np.empty(size)
+        _decode_keys(rowkey, c, s.dtype.type, thr)  # in place for 64-bit keys
+    return thr, tp, fp
+
+
+# ---------------------------------------------------------------------------------------------
+# Dispatch.
+
+
+def _compressed_unweighted(
+    s: np.ndarray, is_pos: np.ndarray, lo: float | None = None, hi: float | None = None
+) -> tuple[np.ndarray, ...]:
+    """Compressed counts of unweighted data (thresholds descending, int64 tp and fp).
+
+    ``s`` is float32 or float64 and finite; ``lo``/``hi`` its smallest and largest value when
+    known. Few positives with few distinct float64 scores: the grid kernel. Few positives, or
+    heavily tied ones (a sort of tied scores is cheap): the split kernel. Otherwise the merged
+    kernel (the split kernel when its keys would collide).
+    """
+    p = int(np.count_nonzero(is_pos))
+    n = s.size - p
+    if p == 0 or n == 0:
+        thr, dtp, dfp = _full_tables(is_pos, s, None)
+        tp, fp = np.cumsum(dtp), np.cumsum(dfp)
+        keep = _keep_mask(tp)
+        return thr[keep], tp[keep], fp[keep]
+    s = _float32_if_exact(s)
+    pos, tied = None, False
+    few = p <= _SPLIT_MAX_POSITIVE_FRACTION * n
+    if p <= _FEW_POSITIVES or _heavily_tied(s, is_pos, p):
+        pos = _select(s, is_pos, p)
+        pos.sort()
+        first = _first_of_runs(pos)
+        tied = 2 * first.size <= p
+        # The grid's cost per score is fixed, a sort's drops with ties and with float32: the
+        # grid takes only untied float64 scores.
+        untied64 = not tied and s.dtype == np.float64
+        if few and (untied64 or not _GRID_ONLY_UNTIED_FLOAT64) and _use_grid(first.size, n):
+            up = pos[first]
+            runs = np.diff(np.append(first, p))
+            tp_up = np.cumsum(runs[::-1])[::-1].astype(np.int64)
+            return _compressed_grid(up, tp_up, s, None, runs)
+    if few or tied:
+        return _split_counts(s, is_pos, p, pos)
+    if lo is None or hi is None:
+        lo, hi = float(s.min()), float(s.max())
+    merged = _merged_counts(s, is_pos, p, lo, hi)
+    return merged if merged is not None else _split_counts(s, is_pos, p, pos)
+
+
+def _heavily_tied(s: np.ndarray, is_pos: np.ndarray, p: int) -> bool:
+    """Whether a strided sample of the positives repeats scores often (few distinct scores)."""
+    stride = max(1, p // _TIE_SAMPLE)
+    sample = s[::stride][is_pos[::stride]]
+    return np.unique(sample).size <= _TIED_FRACTION * sample.size
 
 
 def _compressed_weighted(
@@ -508,6 +778,4 @@ def _full_tables(
     else:
         dtp = np.add.reduceat(pos_w, starts)
         dfp = np.add.reduceat(neg_w, starts)
-    return thr[::-1].copy(), dtp[::-1].copy(), dfp[::-1].copy()
-
-
+    return thr[::-1].astype(np.float64), dtp[::-1].copy(), dfp[::-1].copy()

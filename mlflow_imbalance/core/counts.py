@@ -20,15 +20,29 @@ because average precision sums precision over each of them. The result has at mo
 
 Building the compressed counts never needs the negatives in order: only, for each gap between
 consecutive distinct positive scores, how many negatives fall in it and the lowest of them (the
-corner threshold). With few distinct positive scores (low prevalence, the case this package is
-for) the negatives are bucketed into those gaps with an exact uniform-grid lookup (see
-:func:`_grid_slots`) in a few vectorised O(n) passes; otherwise both classes are sorted --
-for large inputs by a bucket sort (:func:`_bucket_sort`: value buckets of about 256 scores,
-grouped by one radix argsort and sorted by numpy's small-array sorting networks), which beats one
-``np.sort`` of all scores, and in float32 when every score is a float32 value. All paths are
-exact, ties included, and are checked against scikit-learn in the tests.
-"""
+corner threshold). Three exact kernels (:mod:`mlflow_imbalance.core._kernels`) cover every
+prevalence, dtype and tie structure, each about one sort's worth of work or less:
 
+* few distinct positive scores (low prevalence, or rounded / discrete scores): every score is
+  bucketed into its gap with an exact uniform-grid lookup in a few vectorised O(n) passes; only
+  the positives are sorted;
+* few positives otherwise: each class is sorted on its own (together no more work than one sort
+  of all scores) and the distinct positive scores are binary-searched among the sorted
+  negatives -- one search per distinct positive score, not per negative;
+* many distinct positive scores: each score becomes an integer key ``2 k + label`` (``k`` an
+  order-preserving injective map of its bits), one in-place sort of the keys merges both
+  classes, and one linear scan reads every threshold's counts off the positives' places.
+
+float32 scores stay float32 (they sort faster; every float32 value is a float64 value), as do
+float64 scores that are all float32 values. Integer scores are exact: beyond 2**53 in magnitude
+they are accepted as long as no two distinct values round to the same float64 threshold, and
+rejected with a ValueError naming ``y_score`` otherwise. All paths are exact, ties included,
+and are checked against scikit-learn in the tests.
+
+Stored size is bounded: :meth:`RocCounts.bounded` keeps counts with at most
+:data:`MAX_STORED_THRESHOLDS` thresholds as they are (lossless) and applies the bounded-error
+:meth:`RocCounts.reduce` beyond, recording the error, so a logged archive always loads.
+"""
 
 from __future__ import annotations
 
@@ -59,7 +73,67 @@ from mlflow_imbalance.core.validation import (
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CountsAccumulator", "RocCounts", "merge_counts"]
+__all__ = ["MAX_STORED_THRESHOLDS", "CountsAccumulator", "RocCounts", "merge_counts"]
+
+#: Most thresholds :meth:`RocCounts.bounded` keeps losslessly (about 400 MB uncompressed, well
+#: under the loader's 1 GiB archive limit, :data:`mlflow_imbalance.core.format.MAX_ARCHIVE_BYTES`).
+#: Balanced data store about half a threshold per score, so up to ~3.5e7 scores stay lossless;
+#: above, the bounded-error reduction moves no point by more than ``2 / (2**24 - 1)``.
+MAX_STORED_THRESHOLDS = 1 << 24
+
+#: Integer scores up to this magnitude are exact in float64.
+_EXACT_INT = 2**53
+
+
+def _count_scores(y_score: Any, name: str = "y_score") -> tuple[np.ndarray, float, float]:
+    """Validated scores for the kernels, with their smallest and largest value.
+
+    float32 scores stay float32 (so do float16 and small integers, exactly); integers are
+    exact in float64 up to 2**53 and beyond as long as no two distinct values share a float64;
+    everything else goes through :func:`~mlflow_imbalance.core.validation.check_scores` (float64).
+    The min/max reductions double as the finiteness check (NaN propagates through both).
+
+    Raises:
+        ValueError: like ``check_scores``, and for integer scores that float64 would merge.
+    """
+    s = as_1d_array(y_score, name)
+    kind = s.dtype.kind
+    if kind == "b" or (kind in "iu" and s.dtype.itemsize <= 2) or s.dtype == np.float16:
+        s = s.astype(np.float32)
+    elif kind in "iu":
+        if s.size == 0:
+            return s.astype(np.float64), 0.0, 0.0
+        lo_i, hi_i = int(s.min()), int(s.max())
+        if max(-lo_i, hi_i) <= 1 << 24:
+            s = s.astype(np.float32)
+        elif max(-lo_i, hi_i) <= _EXACT_INT:
+            s = s.astype(np.float64)
+        else:
+            s = _wide_integers(s, name)
+    if s.dtype != np.float32 and s.dtype != np.float64:
+        s = check_scores(s, name)  # float64; raises for non-numeric scores
+    s = np.ascontiguousarray(s)
+    if s.size == 0:
+        return s, 0.0, 0.0
+    lo, hi = float(s.min()), float(s.max())
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        check_scores(s, name)  # raises, naming the argument and the bad values
+    return s, lo, hi
+
+
+def _wide_integers(s: np.ndarray, name: str) -> np.ndarray:
+    """Integer scores beyond 2**53 as float64, if distinct values stay distinct (else raise)."""
+    distinct = np.unique(s)
+    as_float = distinct.astype(np.float64)
+    same = np.flatnonzero(as_float[1:] == as_float[:-1])
+    if same.size:
+        a, b = distinct[same[0]].item(), distinct[same[0] + 1].item()
+        raise ValueError(
+            f"{name} holds integer scores beyond 2**53 that float64 thresholds cannot keep "
+            f"apart ({a} and {b} are both stored as {float(as_float[same[0]])!r}; "
+            f"{same.size} such pair(s)): rescale or rank the scores first"
+        )
+    return s.astype(np.float64)
 
 
 class RocCounts:
@@ -190,7 +264,8 @@ class RocCounts:
 
         Args:
             y_true: binary labels (bool, int, float or str; list, numpy array or pandas Series).
-            y_score: scores, higher meaning more likely positive; finite numbers.
+            y_score: scores, higher meaning more likely positive; finite numbers (float32 is
+                kept float32; integers are exact, see the module docstring).
             pos_label: the positive label; needed unless labels are {0,1}, {-1,1} or bools.
             sample_weight: optional non-negative finite weights, one per example.
             compress: apply the lossless compression (see module docstring). Pass False to keep
@@ -202,25 +277,37 @@ class RocCounts:
 
         Raises:
             ValueError: on NaN/inf scores, non-binary labels, one class only, empty input,
-                length mismatch or negative/NaN weights; the message names the argument.
+                length mismatch, negative/NaN weights, or integer scores beyond 2**53 that
+                float64 thresholds would merge; the message names the argument.
         """
         y = as_1d_array(y_true, "y_true")
-        s = check_scores(y_score, "y_score")
+        s, lo, hi = _count_scores(y_score, "y_score")
         check_same_length([y, s], ["y_true", "y_score"])
         is_pos = binarize_labels(y, pos_label, name="y_true")
         w = check_weights(sample_weight, y.size)
-        return cls._from_validated(is_pos, s, w, compress=compress)
+        return cls._from_validated(is_pos, s, w, compress=compress, bounds=(lo, hi))
 
     @classmethod
     def _from_validated(
-        cls, is_pos: np.ndarray, s: np.ndarray, w: np.ndarray | None, *, compress: bool
+        cls,
+        is_pos: np.ndarray,
+        s: np.ndarray,
+        w: np.ndarray | None,
+        *,
+        compress: bool,
+        bounds: tuple[float, float] | None = None,
     ) -> RocCounts:
+        """Counts of validated data (``s`` float32/float64, finite; ``bounds`` its min, max)."""
         weighted = w is not None
+        is_pos = np.ascontiguousarray(is_pos, dtype=bool)
+        if s.dtype != np.float32:
+            s = np.ascontiguousarray(s, dtype=np.float64)
         if compress:
             if weighted:
                 thr, tp, fp = _compressed_weighted(s, is_pos, w)
             else:
-                thr, tp, fp = _compressed_unweighted(s, is_pos)
+                lo, hi = bounds if bounds is not None else (None, None)
+                thr, tp, fp = _compressed_unweighted(s, is_pos, lo, hi)
             n_pos, n_neg = tp[-1], fp[-1]  # the lowest threshold is always kept
         else:
             thr, dtp, dfp = _full_tables(is_pos, s, w)
@@ -345,6 +432,25 @@ class RocCounts:
             max_tpr_error=min(1.0, self.max_tpr_error + tpr_err),
             max_fpr_error=min(1.0, self.max_fpr_error + fpr_err),
         )
+
+    def bounded(self, max_thresholds: int = MAX_STORED_THRESHOLDS) -> RocCounts:
+        """These counts with at most ``max_thresholds`` thresholds, for storing.
+
+        Lossless (``self`` itself) up to the bound; beyond it the bounded-error :meth:`reduce`
+        to exactly that many points at most, its realised error added to ``max_tpr_error`` /
+        ``max_fpr_error``. With the default bound a logged archive always fits the loader's
+        size limit.
+
+        Args:
+            max_thresholds: the bound, an integer >= 2 (default :data:`MAX_STORED_THRESHOLDS`).
+        """
+        if int(max_thresholds) != max_thresholds or max_thresholds < 2:
+            raise ValueError(
+                f"max_thresholds must be an integer >= 2, got {plain(max_thresholds)!r}"
+            )
+        if self.n_thresholds <= max_thresholds:
+            return self
+        return self.reduce(int(max_thresholds))
 
     def merge(self, *others: RocCounts, compress: bool = True) -> RocCounts:
         """Counts of the concatenated data of ``self`` and ``others`` (see :func:`merge_counts`)."""
@@ -524,7 +630,19 @@ class CountsAccumulator:
     def update(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> None:
         """Add one batch of labels and scores (validated like ``RocCounts.from_scores``)."""
         y = as_1d_array(y_true, "y_true")
-        s = check_scores(y_score, "y_score")
+        raw = as_1d_array(y_score, "y_score")
+        if (
+            raw.dtype.kind in "iu"
+            and raw.size
+            and max(-int(raw.min()), int(raw.max())) > _EXACT_INT
+        ):
+            # Batches are combined on float64 thresholds: values of different batches that
+            # share a float64 would merge unseen.
+            raise ValueError(
+                "y_score holds integer scores beyond 2**53 in magnitude, which batches cannot "
+                "keep apart exactly: use RocCounts.from_scores on all scores, or rescale them"
+            )
+        s, _, _ = _count_scores(raw, "y_score")
         check_same_length([y, s], ["y_true", "y_score"])
         if y.size == 0:
             return

@@ -299,7 +299,13 @@ def _read_npy_archive(
             if info.flag_bits & 0x1:
                 raise ValueError(f"{source}: member {info.filename} is encrypted")
             key = info.filename.removesuffix(".npy")
-            headers[key] = (info, *_member_header(zf, info, members[key], source))
+            try:
+                headers[key] = (info, *_member_header(zf, info, members[key], source))
+            except (ValueError, *_PARSE_ERRORS) as exc:
+                text = str(exc).removeprefix(f"{source}: ")
+                if key not in text:
+                    text = f"member {info.filename}: {text}"
+                raise ValueError(f"{source}: {text}") from None
         out: dict[str, np.ndarray] = {}
         for key, (info, shape, dtype, header_len) in headers.items():
             nbytes = info.file_size - header_len

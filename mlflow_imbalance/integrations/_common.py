@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -45,7 +46,9 @@ class ValidationLogger:
         except Exception as exc:
             if self.strict:
                 raise
-            logger.warning("mlflow-imbalance %s: scoring failed: %r", self.source, exc)
+            message = f"mlflow-imbalance {self.source}: scoring the validation set failed: {exc}"
+            logger.debug(message, exc_info=True)
+            warnings.warn(message, UserWarning, stacklevel=3)
             return None
         self.logged = _log_safely(
             self.y_val,

@@ -49,6 +49,7 @@ import numpy as np
 
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.validation import _default_pos_label, plain
+from mlflow_imbalance.integrations._spark_workers import check_spark_workers
 
 try:
     import pyarrow as pa
@@ -641,6 +642,7 @@ def roc_counts_from_spark(
         raise ValueError(
             f"num_partitions must be a positive integer or None, got {plain(num_partitions)!r}"
         )
+    check_spark_workers(df.sparkSession)
     plan = _validate(df, label_col, score_col, weight_col, pos_label)
     rows = _class_columns(df, plan, score_col, weight_col)
     if max_points is None:

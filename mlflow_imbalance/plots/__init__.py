@@ -62,11 +62,12 @@ from mlflow_imbalance.plots.prevalence import (
     plot_sample_size,
 )
 from mlflow_imbalance.plots.roc import BrocDisplay, RocDisplay, plot_broc, plot_roc
-from mlflow_imbalance.plots.run import run_figures
+from mlflow_imbalance.plots.run import PREVIEW_KINDS, preview_figures, run_figures
 
 __all__ = [
     "BAND_NOT_VALID_LABEL",
     "PALETTE",
+    "PREVIEW_KINDS",
     "BrocDisplay",
     "CostCurveDisplay",
     "Display",
@@ -86,6 +87,7 @@ __all__ = [
     "plot_pr",
     "plot_roc",
     "plot_sample_size",
+    "preview_figures",
     "run_colors",
     "run_figures",
 ]

@@ -69,10 +69,10 @@ _STYLE: dict[str, Any] = {
 
 #: The MLflow preview figures (:func:`mlflow_imbalance.plots.preview_figures`): sized for MLflow's
 #: artifact preview pane, which shows a PNG at its pixel size up to the pane's width (about
-#: 800 px at a 1400 px window). At :data:`PREVIEW_DPI` the smallest text,
+#: 850 px at a 1400 px window). At :data:`PREVIEW_DPI` the smallest text,
 #: :data:`PREVIEW_MIN_FONT_PT`, is 10·100/72 ≈ 13.9 px at full size, 12 px down to 86 % of it.
 PREVIEW_DPI = 100
-PREVIEW_FIGSIZE = (7.6, 4.8)
+PREVIEW_FIGSIZE = (8.4, 5.2)
 PREVIEW_MIN_FONT_PT = 10.0
 #: One colour per prevalence in the preview figures, far apart in hue and lightness (Okabe &
 #: Ito): the test prevalence first, then the prevalences of interest in descending order.
@@ -80,8 +80,8 @@ PREVIEW_ETA_COLORS: tuple[str, ...] = (
     "#222222",  # test prevalence: near black
     "#0072B2",  # blue
     "#D55E00",  # vermillion
+    "#CC79A7",  # reddish purple (before green: blue and bluish green are the closest pair)
     "#009E73",  # bluish green
-    "#CC79A7",  # reddish purple
     "#E69F00",  # orange
     "#56B4E9",  # sky blue
 )
@@ -105,7 +105,7 @@ def _preview_style() -> Iterator[None]:
     """The preview figures' styling (larger text), applied only while they are drawn."""
     import matplotlib
 
-    with matplotlib.rc_context(_PREVIEW_STYLE):
+    with _RC_LOCK, matplotlib.rc_context(_PREVIEW_STYLE):  # one thread at a time: see _RC_LOCK
         yield
 
 
@@ -122,6 +122,11 @@ def preview_axes() -> Any:
     return ax
 
 
+#: ``rc_context`` saves the global rcParams, sets ours and restores the saved copy on exit;
+#: two threads overlapping there would restore each other's styling and leave it behind.
+#: Holding this lock across each styled block keeps the global rcParams as they were.
+_RC_LOCK = threading.RLock()
+
 #: Matplotlib's built-in backends that cannot show a figure on screen.
 _NON_INTERACTIVE = frozenset({"agg", "cairo", "pdf", "pgf", "ps", "svg", "template"})
 
@@ -131,7 +136,7 @@ def _style() -> Iterator[None]:
     """Our styling, applied only while our artists are created (rcParams restored after)."""
     import matplotlib
 
-    with matplotlib.rc_context(_STYLE):
+    with _RC_LOCK, matplotlib.rc_context(_STYLE):  # one thread at a time: see _RC_LOCK
         yield
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from mlflow_imbalance.report.inputs import (
     _collect,
     _unique_names,
+    check_output_path,
 )
 from mlflow_imbalance.report.model import (
     ProgressFn,
@@ -95,6 +96,7 @@ def build_report(
     Raises:
         ValueError: bad options (named), or no run with valid counts at all.
     """
+    check_output_path(output)  # before any work: a directory or a missing folder is refused
     opts = _options(
         prevalences, prevalence_range, name, cost_fp, cost_fn, confidence, n_bootstrap, seed,
         title, primary_metric,

@@ -3,14 +3,19 @@
 ``mlflow-imbalance report`` loads the ROC counts of an experiment's runs and writes the
 self-contained HTML report; ``mlflow-imbalance list`` shows which runs hold counts. Progress bars
 go to stderr, only when stderr is a terminal and ``--quiet`` is not given. User errors (unknown
-experiment, no runs with counts, bad options) print one clear line and exit with status 1 or 2.
+experiment, no runs with counts, bad options, an unreachable or missing tracking store) print one
+clear line naming the option and exit with status 1 or 2; ``--debug`` shows the traceback
+instead. Read commands never create a tracking store: a missing SQLite file or directory is an
+error, and an HTTP server is probed with a short timeout before anything else.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -71,7 +76,9 @@ class _Progress:
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="mlflow-imbalance", prog_name="mlflow-imbalance")
 @click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
-def main(verbose: int) -> None:
+@click.option("--debug", is_flag=True, help="Show the full traceback of an error.")
+@click.pass_context
+def main(ctx: click.Context, verbose: int, debug: bool) -> None:
     """Evaluate MLflow runs of binary classifiers at the class prevalence they will really meet.
 
     Runs hold ROC counts logged by mlflow_imbalance.log_scores (artifacts
@@ -79,6 +86,111 @@ def main(verbose: int) -> None:
     """
     level = logging.WARNING - 10 * min(verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    ctx.obj = {"debug": debug}
+
+
+# ------------------------------------------------------------------------ errors and store
+#: Python parameter names of build_report and friends -> the CLI option a user typed.
+_OPTION_NAMES = {
+    "n_bootstrap": "--bootstrap",
+    "prevalence_range": "--prevalence-range",
+    "prevalences": "--prevalence",
+    "cost_fp": "--cost-fp",
+    "cost_fn": "--cost-fn",
+    "confidence": "--confidence",
+    "seed": "--seed",
+    "title": "--title",
+    "output": "--output",
+    "runs_or_counts": "the selected runs",
+    "tracking_uri": "--tracking-uri",
+}
+_OPTION_RE = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, _OPTION_NAMES)) + r")(?![\w-])")
+
+
+def option_names(message: str) -> str:
+    """A library error message with Python parameter names replaced by CLI option names."""
+    message = message.replace("runs_or_counts holds", "the selected runs hold")
+    return _OPTION_RE.sub(lambda m: _OPTION_NAMES[m.group(1)], message)
+
+
+def _one_line(text: str, limit: int = 600) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _debug_enabled() -> bool:
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx is not None else None
+    return bool(root is not None and isinstance(root.obj, dict) and root.obj.get("debug"))
+
+
+@contextlib.contextmanager
+def cli_errors() -> Iterator[None]:
+    """Turn any error inside the block into one line on stderr and exit status 1.
+
+    With ``--debug`` the exception propagates with its traceback. ``click`` usage errors pass
+    through unchanged.
+    """
+    try:
+        yield
+    except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        if _debug_enabled():
+            raise
+        text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        if not isinstance(exc, ValueError | OSError) and not _is_mlflow_error(exc):
+            text = f"{type(exc).__name__}: {text} (run with --debug for the traceback)"
+        raise click.ClickException(_one_line(option_names(str(text)))) from None
+
+
+def _is_mlflow_error(exc: BaseException) -> bool:
+    return any(c.__module__.startswith("mlflow.") for c in type(exc).__mro__)
+
+
+def check_store(tracking_uri: str | None) -> str:
+    """Check, for a read command, that the tracking store exists and answers; return its URI.
+
+    Never creates anything: a missing SQLite file or store directory is an error, an HTTP
+    server is probed once with a short timeout.
+
+    Raises:
+        click.ClickException: one line naming the URI and what to do.
+    """
+    import mlflow
+    from mlflow.tracking._tracking_service.utils import _tracking_store_registry
+
+    from mlflow_imbalance.tracking._store import TrackingServerUnreachable, check_reachable
+
+    uri = tracking_uri or str(mlflow.get_tracking_uri())
+    try:
+        _tracking_store_registry.get_store_builder(uri)
+    except Exception:
+        raise click.ClickException(
+            f"--tracking-uri {uri!r} is not a tracking store URI MLflow knows; use e.g. "
+            "sqlite:///mlflow.db, http://127.0.0.1:5000, file:///path/to/mlruns or databricks"
+        ) from None
+    scheme = uri.split(":", 1)[0].lower() if "://" in uri or uri.startswith("sqlite:") else ""
+    local = None
+    if scheme == "sqlite":
+        path = uri.split("sqlite:///", 1)[-1] if uri.startswith("sqlite:///") else ""
+        if path and path != ":memory:":
+            local = Path(path.split("?", 1)[0])
+    elif scheme in ("", "file"):
+        from urllib.parse import unquote, urlsplit
+
+        local = Path(unquote(urlsplit(uri).path) if scheme == "file" else uri)
+    if local is not None and not local.exists():
+        raise click.ClickException(
+            f"no MLflow tracking store at {uri} ({local} does not exist); run from the "
+            "directory that holds it or pass --tracking-uri (e.g. sqlite:///mlflow.db or "
+            "http://127.0.0.1:5000)"
+        )
+    try:
+        check_reachable(uri)
+    except TrackingServerUnreachable as exc:
+        raise click.ClickException(exc.message) from None
+    return uri
 
 
 def _tracking_options(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -137,16 +249,22 @@ def _tracking_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--cost-fp",
     type=float,
-    default=1.0,
-    show_default=True,
-    help="Cost of one false positive, e.g. --cost-fp 1.",
+    default=None,
+    help="Cost of one false positive, e.g. --cost-fp 1. Costs make the lowest expected cost "
+    "the decision criterion (default: the costs logged with the runs, if any; else 1).",
 )
 @click.option(
     "--cost-fn",
     type=float,
-    default=1.0,
+    default=None,
+    help="Cost of one false negative, e.g. --cost-fn 100 (default: logged with the runs; 1).",
+)
+@click.option(
+    "--primary-metric",
+    type=click.Choice(["ap", "pr_auc", "max_f1", "roc_auc"]),
+    default="ap",
     show_default=True,
-    help="Cost of one false negative, e.g. --cost-fn 100.",
+    help="Decision criterion when no costs are given or logged, e.g. --primary-metric pr_auc.",
 )
 @click.option(
     "--confidence",
@@ -181,8 +299,8 @@ def _tracking_options(f: Callable[..., Any]) -> Callable[..., Any]:
 @click.option(
     "--log-to-run",
     metavar="ID",
-    help="Also log the report as artifact imbalance/report.html of this run, e.g. "
-    "--log-to-run 1f2e3d....",
+    help="Also log the report as artifact imbalance/report.html of this run (whatever the -o "
+    "file is called), e.g. --log-to-run 1f2e3d....",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no summary line.")
 def report(
@@ -192,8 +310,9 @@ def report(
     name: str,
     prevalences: tuple[float, ...],
     prevalence_range: str | None,
-    cost_fp: float,
-    cost_fn: float,
+    cost_fp: float | None,
+    cost_fn: float | None,
+    primary_metric: str,
     confidence: float,
     n_bootstrap: int,
     seed: int,
@@ -205,45 +324,52 @@ def report(
 ) -> None:
     """Write the HTML report comparing runs across prevalences.
 
-    The report holds a summary table with intervals and ranks at each chosen prevalence,
-    ranking-flip warnings, and ROC/PR/P³/B-ROC/cost figures with confidence bands. It is one
-    self-contained file (no scripts, nothing loaded from the network).
+    The report opens with the verdict at each deployment prevalence (which run to ship, at
+    which threshold, how sure), then a prevalence control that recomputes everything in the
+    browser, one table per prevalence, ranking flips and interactive curves. With no
+    --prevalence / --cost-* it uses the prevalences and costs logged with the runs. It is one
+    self-contained file (inline scripts only, nothing loaded from the network). The verdict
+    is printed at the end.
     """
     if experiment is None and not run_ids:
         raise click.UsageError("give --experiment NAME and/or at least one --run-id ID")
     from mlflow_imbalance.report import load as _loading
     from mlflow_imbalance.report.build import build_report
 
-    progress = _Progress(enabled=not quiet and sys.stderr.isatty())
-    try:
-        with _loading.tracking_uri_set(tracking_uri):
-            ids, exp_name = _loading.search_run_ids(
-                experiment, run_ids=run_ids, filter_string=filter_string
+    check_output_path(output)
+    with cli_errors():
+        from mlflow_imbalance.report.options import _options
+
+        # every option checked before the store is touched (messages name the CLI options)
+        _options(
+            list(prevalences) or None, prevalence_range, name, cost_fp, cost_fn, confidence,
+            n_bootstrap, seed, title, primary_metric,
+        )  # fmt: skip
+        uri = check_store(tracking_uri)
+    progress = _report_progress(quiet)
+    with cli_errors(), _loading.tracking_uri_set(uri):
+        ids, exp_name = _loading.search_run_ids(
+            experiment, run_ids=run_ids, filter_string=filter_string
+        )
+        try:
+            result = build_report(
+                ids,
+                prevalences=list(prevalences) or None,
+                prevalence_range=prevalence_range,
+                name=name,
+                cost_fp=cost_fp,
+                cost_fn=cost_fn,
+                primary_metric=primary_metric,
+                confidence=confidence,
+                n_bootstrap=n_bootstrap,
+                seed=seed,
+                title=title,
+                experiment=exp_name,
+                progress=progress,
             )
-            try:
-                result = build_report(
-                    ids,
-                    prevalences=list(prevalences) or None,
-                    prevalence_range=prevalence_range,
-                    name=name,
-                    cost_fp=cost_fp,
-                    cost_fn=cost_fn,
-                    confidence=confidence,
-                    n_bootstrap=n_bootstrap,
-                    seed=seed,
-                    title=title,
-                    experiment=exp_name,
-                    progress=progress,
-                )
-            finally:
-                progress.close()
-            result.save(output)
-            if log_to_run:
-                _log_report(log_to_run, output)
-    except _loading.LoadError as exc:
-        raise click.ClickException(str(exc)) from None
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from None
+        finally:
+            progress.close()
+        result.save(output)
     if not quiet:
         n_runs = len(result.context.get("runs", ()))
         skipped = len(result.skipped)
@@ -251,20 +377,82 @@ def report(
         click.echo(f"Wrote {output} ({n_runs} runs{extra}).", err=True)
         for s in result.skipped:
             click.echo(f"  skipped {s.name}: {s.reason}", err=True)
+        print_verdict(result)
+    if log_to_run:
+        log_report_to_run(log_to_run, output, quiet=quiet, tracking_uri=uri)
 
 
-def _log_report(run_id: str, path: Path) -> None:
+def _report_progress(quiet: bool) -> Any:
+    """The report's progress (tqdm bars on a terminal, plain lines otherwise; none if quiet)."""
+    from mlflow_imbalance.report.progress import progress_callback
+
+    return progress_callback(False if quiet else None)
+
+
+def print_verdict(result: Any) -> None:
+    """Print the report's verdict (one paragraph per chosen prevalence) on stdout."""
+    ctx = result.context
+    head = "Verdict"
+    if ctx.get("prevalences_source") == "runs":
+        head += " (prevalences logged with the runs)"
+    if str(ctx.get("costs_source", "")).startswith("runs"):
+        head += " (costs logged with the runs)"
+    click.echo(f"\n{head}:")
+    for v in result.verdict:
+        click.echo(f"  {v.text}")
+
+
+def check_output_path(output: Path) -> None:
+    """Refuse an ``--output`` that cannot be written, before any work is done."""
+    if output.is_dir():
+        raise click.BadParameter(
+            f"{output} is a directory; give a file name", param_hint="--output"
+        )
+    parent = output.parent if str(output.parent) else Path(".")
+    if not parent.is_dir():
+        raise click.BadParameter(
+            f"cannot write {output}: the directory {parent} does not exist", param_hint="--output"
+        )
+    import os
+
+    if not os.access(parent, os.W_OK):
+        raise click.BadParameter(
+            f"cannot write {output}: the directory {parent} is not writable", param_hint="--output"
+        )
+
+
+REPORT_ARTIFACT = "imbalance/report.html"
+
+
+def log_report_to_run(
+    run_id: str, path: Path, *, quiet: bool = False, tracking_uri: str | None = None
+) -> str:
+    """Log the written report as artifact ``imbalance/report.html`` of a run (whatever -o was).
+
+    Prints where it went (unless ``quiet``) and returns the artifact path.
+
+    Raises:
+        click.ClickException: the run is unknown or the store fails (one line).
+    """
+    import shutil
+    import tempfile
+
     from mlflow.exceptions import MlflowException
     from mlflow.tracking import MlflowClient
 
+    folder, fname = REPORT_ARTIFACT.rsplit("/", 1)
     try:
-        MlflowClient().log_artifact(run_id, str(path), artifact_path="imbalance")
+        with tempfile.TemporaryDirectory(prefix="mlflow-imbalance-") as tmp:
+            staged = Path(tmp) / fname
+            shutil.copyfile(path, staged)
+            MlflowClient(tracking_uri).log_artifact(run_id, str(staged), artifact_path=folder)
     except MlflowException as exc:
         raise click.ClickException(
-            f"could not log the report to run {run_id}: {exc.message}"
+            _one_line(f"--log-to-run {run_id}: could not log the report: {exc.message}")
         ) from None
-    if path.name != "report.html":
-        logger.info("logged %s to run %s under imbalance/%s", path, run_id, path.name)
+    if not quiet:
+        click.echo(f"Logged the report to run {run_id} as {REPORT_ARTIFACT}.", err=True)
+    return REPORT_ARTIFACT
 
 
 @main.command(name="list")
@@ -276,25 +464,30 @@ def list_runs(experiment: str, filter_string: str | None, tracking_uri: str | No
 
     Example: mlflow-imbalance list --experiment fraud --tracking-uri sqlite:///mlflow.db
     """
+    with cli_errors():
+        uri = check_store(tracking_uri)
+        list_counts_table(experiment, filter_string, uri)
+
+
+def list_counts_table(experiment: str, filter_string: str | None, tracking_uri: str) -> None:
+    """Print a header line, then one tab-separated line per run: id, name, counts names."""
     from mlflow.tracking import MlflowClient
 
     from mlflow_imbalance import tracking
     from mlflow_imbalance.report import load as _loading
 
-    try:
-        with _loading.tracking_uri_set(tracking_uri):
-            ids, _ = _loading.search_run_ids(experiment, filter_string=filter_string)
-            client = MlflowClient()
-            for run_id in ids:
-                run = client.get_run(run_id)
-                try:
-                    names = list(tracking.list_counts(run_id))
-                except Exception as exc:  # listing must go on for the other runs
-                    names = [f"<error: {exc}>"]
-                label = run.info.run_name or ""
-                click.echo(f"{run_id}\t{label}\t{', '.join(map(str, names)) or '-'}")
-    except _loading.LoadError as exc:
-        raise click.ClickException(str(exc)) from None
+    with _loading.tracking_uri_set(tracking_uri):
+        ids, _ = _loading.search_run_ids(experiment, filter_string=filter_string)
+        client = MlflowClient()
+        click.echo("run_id\trun_name\tcounts")
+        for run_id in ids:
+            run = client.get_run(run_id)
+            try:
+                names = list(tracking.list_counts(run_id))
+            except Exception as exc:  # listing must go on for the other runs
+                names = [f"<error: {_one_line(str(exc), 200)}>"]
+            label = run.info.run_name or ""
+            click.echo(f"{run_id}\t{label}\t{', '.join(map(str, names)) or '-'}")
 
 
 if __name__ == "__main__":  # pragma: no cover

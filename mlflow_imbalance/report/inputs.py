@@ -18,6 +18,35 @@ from mlflow_imbalance.report.model import (
 logger = logging.getLogger(__name__)
 
 
+# ---------------------------------------------------------------------------------- output
+def check_output_path(output: str | os.PathLike[str] | None, option: str = "output") -> Path | None:
+    """Check that the report can be written to ``output`` before any work is done.
+
+    Raises:
+        ValueError: naming ``option``: ``output`` is a directory, its directory does not exist
+            or is not writable, or it is not a path.
+    """
+    if output is None:
+        return None
+    if not isinstance(output, str | os.PathLike) or not str(output):
+        raise ValueError(f"{option} must be a file path or None, got {output!r}")
+    target = Path(output)
+    if target.is_dir():
+        raise ValueError(f"{option} {str(target)!r} is a directory; give a file name")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(
+            f"{option} {str(target)!r} cannot be written: the directory {str(parent)!r} does not "
+            "exist"
+        )
+    if not os.access(parent, os.W_OK):
+        raise ValueError(
+            f"{option} {str(target)!r} cannot be written: the directory {str(parent)!r} is not "
+            "writable"
+        )
+    return target
+
+
 # ---------------------------------------------------------------------------------- inputs
 def load_counts_files(
     paths: Iterable[str | os.PathLike[str]],
@@ -47,7 +76,7 @@ def load_counts_files(
         if sidecar.is_file():
             try:
                 summary = dict(json.loads(sidecar.read_text(encoding="utf-8")))
-            except (OSError, ValueError, TypeError) as exc:
+            except (OSError, ValueError, TypeError, RecursionError) as exc:
                 logger.warning("%s unreadable, ignored: %s", sidecar, exc)
         digest = next(
             (

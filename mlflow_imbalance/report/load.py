@@ -98,11 +98,33 @@ def search_run_ids(
                 ids = [i for i in ids if i in keep]
             else:
                 ids = [r.info.run_id for r in found]
+        if run_ids and not filter_string:
+            _check_runs_in_experiment(client, ids, exp)
     if not ids:
         where = f"experiment {experiment!r}" if experiment is not None else "the arguments"
         extra = f" matching filter {filter_string!r}" if filter_string else ""
         raise LoadError(f"no runs found in {where}{extra}")
     return ids, exp_name
+
+
+def _check_runs_in_experiment(client: Any, run_ids: Sequence[str], exp: Any) -> None:
+    """Refuse explicit run ids that belong to another experiment than the one named."""
+    from mlflow.exceptions import MlflowException
+
+    for run_id in run_ids:
+        try:
+            run = client.get_run(run_id)
+        except MlflowException as exc:
+            raise LoadError(f"--run-id {run_id}: {exc.message}") from None
+        if run.info.experiment_id != exp.experiment_id:
+            try:
+                other = client.get_experiment(run.info.experiment_id).name
+            except MlflowException:
+                other = run.info.experiment_id
+            raise LoadError(
+                f"--run-id {run_id} belongs to experiment {other!r}, not to --experiment "
+                f"{exp.name!r}; drop --experiment or give a run of {exp.name!r}"
+            )
 
 
 def _run_id_of(item: Any) -> str:

@@ -18,7 +18,6 @@ logger = logging.getLogger(__name__)
 ProgressFn = Callable[[str, int, int], None]
 
 
-
 # ---------------------------------------------------------------------------------- records
 @dataclass(frozen=True)
 class RunData:
@@ -192,7 +191,8 @@ class Report:
         """Notebook display: the report in a sandboxed iframe (scripts only, as in MLflow)."""
         doc = _html.escape(self.html, quote=True)
         return (
-            f'<iframe srcdoc="{doc}" sandbox="allow-scripts" style="width:100%;height:900px;border:1px solid '
+            f'<iframe srcdoc="{doc}" sandbox="allow-scripts" '
+            'style="width:100%;height:900px;border:1px solid '
             '#d0d7de;border-radius:6px" title="mlflow-imbalance report"></iframe>'
         )
 

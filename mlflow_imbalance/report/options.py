@@ -94,8 +94,8 @@ def _options(
         raise ValueError(f"n_bootstrap must be a non-negative integer, got {n_bootstrap!r}")
     if 0 < n_bootstrap < 50:
         raise ValueError(f"n_bootstrap must be 0 (off) or at least 50, got {n_bootstrap!r}")
-    if int(seed) != seed:
-        raise ValueError(f"seed must be an integer, got {seed!r}")
+    if int(seed) != seed or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     return ReportOptions(

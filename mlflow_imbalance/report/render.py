@@ -48,6 +48,7 @@ MAX_SVG_BYTES = 350_000
 #: Points per curve handed to the figure functions (bounded-error reduction for drawing only).
 DRAW_POINTS = 2000
 
+
 # ---------------------------------------------------------------------------------- formatting
 def _fmt(x: Any, digits: int = 4) -> str:
     """A number for the table: ``digits`` significant digits, '—' for missing/NaN."""
@@ -58,8 +59,10 @@ def _fmt(x: Any, digits: int = 4) -> str:
         return "—" if math.isnan(x) else ("∞" if x > 0 else "−∞")
     if x == 0:
         return "0"
-    if 1e-3 <= abs(x) < 1e5:
+    if 1e-3 <= abs(x) < 10**digits:
         return f"{x:.{digits}g}"
+    if 10**digits <= abs(x) < 1e9:
+        return f"{x:,.0f}"
     return _fmt_sci(x, digits - 1)
 
 
@@ -187,6 +190,7 @@ def _environment() -> Any:
     )
     env.filters["fmt"] = _fmt
     env.filters["eta"] = _fmt_eta
+    env.filters["log10"] = lambda x: f"{math.log10(float(x)):.4f}"
     return env
 
 

@@ -12,10 +12,17 @@ Modules (imports point down this list only):
 * ``bootstrap`` -- the count bootstrap and the statistics evaluated on its shared replicates.
 * ``bands`` -- :class:`~mlflow_imbalance.stats.bands.Band`, sup-t bands from replicates, ROC,
   PR, P³ and F1 bands.
-* ``prevalence_bands`` -- AP, PR-AUC, max-F1 and F1 against η: bootstrap and ROC-band mapped.
+* ``posterior`` -- the Bayesian count bootstrap (Jeffreys pseudo-negative) and credible bands
+  from its draws: the default construction for metrics against η and the headline intervals.
+* ``prevalence_bands`` -- AP, PR-AUC, max-F1 and F1 against η: Bayesian (default), bootstrap
+  and ROC-band mapped.
 * ``auc`` -- ROC-AUC interval with DeLong's variance exact from the counts.
 * ``headline`` -- thinning, re-centring and the headline intervals of the logging hook and
   the report.
+* ``compare`` -- DeLong's paired and unpaired tests, partial-AUC interval and test, bootstrap
+  tests of AP / PR-AUC / max-F1 / expected cost between two runs.
+* ``decision`` -- ``choose_threshold`` and intervals valid after a data-driven choice of the
+  operating point.
 * ``ranking`` -- order of runs across η and exact flip points; ``flip_significance`` -- whether
   a flip is real (paired or unpaired bootstrap).
 * ``_checks`` -- boundary checks shared by the modules above.

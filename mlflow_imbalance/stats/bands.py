@@ -35,7 +35,12 @@ from mlflow_imbalance.stats._checks import (
     _prevalence_grid,
     _seed_record,
 )
-from mlflow_imbalance.stats.bootstrap import bootstrap_statistic, pr_statistic, roc_statistic
+from mlflow_imbalance.stats.bootstrap import (
+    bayesian_statistics,
+    bootstrap_statistic,
+    pr_statistic,
+    roc_statistic,
+)
 from mlflow_imbalance.stats.intervals import _precision_from_lr, precision_interval, rate_interval
 
 __all__ = [
@@ -48,6 +53,7 @@ __all__ = [
     "pr_band",
     "pr_band_from_roc",
     "roc_band",
+    "roc_low_fpr_floor",
 ]
 
 #: Constructions of :func:`pr_band`.
@@ -168,7 +174,7 @@ def _band_from_replicates(
     low = back(est_t - crit * s_lo)
     high = back(est_t + crit * s_hi)
     se = (s_lo + s_hi) / 2
-    return low, high, {"critical_value": crit, "se": se}
+    return low, high, {"critical_value": crit, "se": se, "s_lo": s_lo, "s_hi": s_hi}
 
 
 #: Fewest false positives a prevalence-adjusted estimate must rest on for the bootstrap band to
@@ -221,6 +227,33 @@ def _rate_min_scales(rate: np.ndarray, n: float) -> tuple[np.ndarray, np.ndarray
     return g - np.arcsin(np.sqrt(q_lo)), np.arcsin(np.sqrt(q_hi)) - g
 
 
+def roc_low_fpr_floor(counts: RocCounts, fpr_grid: Any, n_boot: int, seed: Any) -> np.ndarray:
+    """Floor for the ROC band's lower one-sided scale (arcsine scale) at each grid FPR.
+
+    ``g(TPR_hat) - q16`` with ``q16`` the 15.9% quantile, on the arcsine-sqrt scale, of TPR at
+    that FPR in the Bayesian count bootstrap with a Jeffreys pseudo-negative
+    (:func:`mlflow_imbalance.stats.bootstrap.bayesian_statistics`), drawn with a seed derived
+    from ``seed``. Pass it as ``min_scale=(floor, 0.0)`` to :func:`band_from_replicates` to
+    build exactly :func:`roc_band` from replicates held elsewhere.
+    """
+    stat = roc_statistic(counts, fpr_grid)
+    est = stat.estimate(counts)
+    rng = np.random.default_rng(np.random.SeedSequence(_seed_entropy(seed)).spawn(1)[0])
+    draws = bayesian_statistics(counts, {"roc": stat}, int(n_boot), rng)["roc"]
+    g_est = np.arcsin(np.sqrt(np.clip(est, 0.0, 1.0)))
+    q16 = np.quantile(np.arcsin(np.sqrt(np.clip(draws, 0.0, 1.0))), 0.158655, axis=0)
+    return np.maximum(g_est - q16, 0.0)
+
+
+def _seed_entropy(seed: Any) -> int:
+    """An integer for a derived seed: the seed itself, or a draw from a given Generator."""
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(1 << 62))
+    if seed is None:
+        return int(np.random.SeedSequence().entropy % (1 << 62))
+    return int(seed)
+
+
 def roc_band(
     counts: RocCounts,
     fpr_grid: Any = None,
@@ -235,6 +268,14 @@ def roc_band(
     TPR at FPR ``f`` is the linear ROC interpolation (the achievable curve). Count bootstrap;
     sup-t on the arcsine-sqrt scale over the FPR grid (default 100 log-spaced FPRs from
     ``max(1e-6, 1/n_neg)`` to 1), or percentile intervals when ``simultaneous=False``.
+
+    Low-FPR floor: the count bootstrap cannot put a negative above the top-scoring one, so at
+    the first grid points (FPR ~ 1/n_neg) its lower edge was too high (coverage at FPR = 1/N
+    0.88-0.93 in the skewed/tied and P = 1,000 regimes; misses concentrated there). The lower
+    one-sided scale is therefore also at least the spread of the Bayesian count bootstrap with
+    a Jeffreys pseudo-negative (:mod:`mlflow_imbalance.stats.posterior`; its 15.9% quantile on
+    the arcsine scale), which lets the curve start later. Measured in
+    ``benchmarks/bench_band_coverage.py`` (docs/statistics.md).
     """
     conf = _check_confidence(confidence)
     if fpr_grid is None:
@@ -244,11 +285,15 @@ def roc_band(
     grid = stat.grid
     est = stat.estimate(counts)
     reps = bootstrap_statistic(counts, stat, n_boot, seed)
+    floor_lo, floor_hi = _rate_min_scales(est, counts.n_pos)
+    if simultaneous:
+        floor_lo = np.maximum(floor_lo, roc_low_fpr_floor(counts, grid, n_boot, seed))
     low, high, extra = _band_from_replicates(
-        est, reps, conf, simultaneous, "arcsine", _rate_min_scales(est, counts.n_pos)
+        est, reps, conf, simultaneous, "arcsine", (floor_lo, floor_hi)
     )
     method = (
-        "count bootstrap asymmetric sup-t over FPR grid (arcsine-sqrt scale, binomial scale floor)"
+        "count bootstrap asymmetric sup-t over FPR grid (arcsine-sqrt scale, binomial scale "
+        "floor, Jeffreys pseudo-negative floor at low FPR)"
         if simultaneous
         else ("count bootstrap percentile")
     )
@@ -381,7 +426,7 @@ def p3_band(
     prevalences: Any = None,
     *,
     confidence: float = 0.95,
-    method: str = "koopman",
+    method: str = "koopman-cp",
 ) -> Band:
     """P^3 curve (precision against prevalence at one operating point) with its band.
 

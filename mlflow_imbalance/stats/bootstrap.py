@@ -9,12 +9,15 @@
 * :func:`bootstrap_statistics` -- every statistic on ONE shared set of replicates (intervals,
   bands and flip tests of a run stay consistent and the draw is paid once);
   :func:`bootstrap_statistic` for one.
+* :func:`bayesian_counts`, :func:`bayesian_statistics` -- the Bayesian count bootstrap with a
+  Jeffreys pseudo-negative above the top threshold (why and how:
+  :mod:`mlflow_imbalance.stats.posterior`, which builds the credible bands from its draws).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -34,7 +37,10 @@ from mlflow_imbalance.stats._checks import _plain
 __all__ = [
     "DEPOSIT_MIN_WORK",
     "DEPOSIT_STEP",
+    "PSEUDO_NEGATIVES",
     "Statistic",
+    "bayesian_counts",
+    "bayesian_statistics",
     "bootstrap_counts",
     "bootstrap_statistic",
     "bootstrap_statistics",
@@ -226,7 +232,10 @@ def metric_statistic(
     bound (an upper bound: small calls are exact). max-F1 and F1 are always exact.
     """
     eta = _check_metric_args(metric, prevalences, threshold)
-    cols = _positive_columns(counts)
+    # the positive columns, and the lowest threshold: it holds no positive in the counts (zero
+    # weight, no effect on the estimate or on count-bootstrap replicates) but can in Bayesian
+    # draws, whose pseudo-positive sits there (:func:`bayesian_counts`)
+    cols = np.union1d(_positive_columns(counts), [counts.n_thresholds - 1])
     col = _threshold_column(counts, threshold) if metric == "f1" else None
     auto = grid_step == "auto"
     step: float | None
@@ -355,3 +364,108 @@ def bootstrap_statistics(
         for k, stat in statistics.items():
             parts[k].append(np.asarray(stat(tpf, fpf), dtype=float))
     return {k: np.concatenate(v, axis=0) for k, v in parts.items()}
+
+
+# ---------------------------------------------------------------------------- Bayesian
+#: Jeffreys pseudo-count of negatives placed above the highest threshold in every draw.
+PSEUDO_NEGATIVES = 0.5
+
+
+def bayesian_counts(
+    counts: RocCounts,
+    n_boot: int = 1000,
+    seed: Any = None,
+    chunk_size: int | None = None,
+    pseudo_negatives: float = PSEUDO_NEGATIVES,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Bayesian count bootstrap: chunks of draws of cumulative ``(tp, fp)`` as float counts.
+
+    Each draw is ``n_pos * T`` and ``n_neg * F`` where ``T``/``F`` are cumulative Dirichlet
+    masses: negatives ``Dirichlet(pseudo, neg_k)`` with the pseudo cell above the first
+    threshold, positives ``Dirichlet(pos_k + pseudo * [k = K])`` with the pseudo-positive at
+    the lowest threshold (a positive scoring below every observed one; see
+    :mod:`mlflow_imbalance.stats.posterior`). O(B*K).
+
+    Args:
+        counts: unweighted counts.
+        n_boot: number of draws.
+        seed: int, Generator or None.
+        chunk_size: draws per chunk (default bounded to ~4e6 numbers per array).
+        pseudo_negatives: Jeffreys pseudo-count of the top negative cell and of the bottom
+            positive one (0 gives Rubin's plain Bayesian bootstrap, which under-covers at low
+            prevalence).
+
+    Yields:
+        ``(tp, fp)`` float64 arrays ``(b, K)``, cumulative, ending at ``n_pos``/``n_neg``.
+    """
+    for tp, fp, _ in _draws(counts, n_boot, seed, chunk_size, pseudo_negatives):
+        yield tp, fp
+
+
+def _draws(
+    counts: RocCounts,
+    n_boot: int,
+    seed: Any,
+    chunk_size: int | None,
+    pseudo_negatives: float,
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`bayesian_counts` plus the same draws without the pseudo cell: ``(tp, fp, fp0)``."""
+    _check_bootstrappable(counts)
+    if int(n_boot) != n_boot or n_boot < 1:
+        raise ValueError(f"n_boot must be a positive integer, got {_plain(n_boot)!r}")
+    a0 = float(pseudo_negatives)
+    if not a0 >= 0:
+        raise ValueError(f"pseudo_negatives must be >= 0, got {_plain(pseudo_negatives)!r}")
+    rng = _rng(seed)
+    dpos, dneg = (np.asarray(v, dtype=np.float64) for v in counts.per_threshold())
+    k = dpos.size
+    ip, ineg = np.flatnonzero(dpos), np.flatnonzero(dneg)
+    n_pos, n_neg = float(counts.n_pos), float(counts.n_neg)
+    if chunk_size is None:
+        chunk_size = max(1, min(int(n_boot), int(4_000_000 // max(k, 1))))
+    done = 0
+    while done < n_boot:
+        b = min(chunk_size, int(n_boot) - done)
+        gp = np.zeros((b, k))
+        gp[:, ip] = rng.standard_gamma(dpos[ip], size=(b, ip.size))
+        gn = np.zeros((b, k))
+        gn[:, ineg] = rng.standard_gamma(dneg[ineg], size=(b, ineg.size))
+        top = rng.standard_gamma(a0, size=(b, 1)) if a0 > 0 else np.zeros((b, 1))
+        if a0 > 0:
+            gp[:, -1] += rng.standard_gamma(a0, size=b)  # the pseudo-positive, at the bottom
+        np.cumsum(gp, axis=1, out=gp)
+        gp *= n_pos / gp[:, -1:]
+        np.cumsum(gn, axis=1, out=gn)
+        g0 = gn * (n_neg / gn[:, -1:])
+        gn += top
+        gn *= n_neg / gn[:, -1:]
+        done += b
+        yield gp, gn, g0
+
+
+def bayesian_statistics(
+    counts: RocCounts,
+    statistics: Mapping[str, Callable[[np.ndarray, np.ndarray], np.ndarray]],
+    n_boot: int = 1000,
+    seed: Any = None,
+    chunk_size: int | None = None,
+    pseudo_negatives: float = PSEUDO_NEGATIVES,
+    base_for: Collection[str] = (),
+) -> dict[str, np.ndarray]:
+    """Every statistic on ONE shared set of Bayesian count-bootstrap draws: ``{name: (B, G)}``.
+
+    For each name in ``base_for`` also ``"<name>:base"``: the statistic on the same draws
+    without the pseudo-negative (Rubin's plain Bayesian bootstrap), which
+    :func:`mlflow_imbalance.stats.posterior.recentre_max` uses to remove the selection bias of a
+    maximum over thresholds.
+    """
+    if not statistics:
+        raise ValueError("statistics is empty")
+    names = list(statistics) + [f"{k}:base" for k in base_for]
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in names}
+    for tp, fp, fp0 in _draws(counts, n_boot, seed, chunk_size, pseudo_negatives):
+        for key, stat in statistics.items():
+            parts[key].append(np.asarray(stat(tp, fp), dtype=float))
+            if key in base_for:
+                parts[f"{key}:base"].append(np.asarray(stat(tp, fp0), dtype=float))
+    return {key: np.concatenate(v, axis=0) for key, v in parts.items()}

@@ -205,9 +205,7 @@ def delong_components(y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray,
         )
     m, n = int(is_pos.sum()), int((~is_pos).sum())
     if m < 2 or n < 2:
-        raise ValueError(
-            f"DeLong needs at least 2 positives and 2 negatives, got {m} and {n}"
-        )
+        raise ValueError(f"DeLong needs at least 2 positives and 2 negatives, got {m} and {n}")
     v10 = np.empty((s.shape[0], m))
     v01 = np.empty((s.shape[0], n))
     for r in range(s.shape[0]):
@@ -257,9 +255,7 @@ def delong_test(
         f"paired DeLong test (DeLong et al. 1988; pROC roc.test paired), two-sided normal, "
         f"{conf:.0%} interval of the difference"
     )
-    return _normal_result(
-        float(auc[0] - auc[1]), se, auc[0], auc[1], conf, method, True, "roc_auc"
-    )
+    return _normal_result(float(auc[0] - auc[1]), se, auc[0], auc[1], conf, method, True, "roc_auc")
 
 
 def _delong_from_counts(c: RocCounts) -> tuple[float, float]:

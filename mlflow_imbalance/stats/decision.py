@@ -193,8 +193,10 @@ def choose_threshold(
     o = eta / (1.0 - eta)
     t, f = tp / n_pos, fp / n_neg
     p_est, p_lo, p_hi = _prec(t, f, o), _prec(t_lo, f_hi, o), _prec(t_hi, f_lo, o)
-    a_est, a_lo, a_hi = _alerts(t, f, eta, per), _alerts(t_lo, f_lo, eta, per), _alerts(
-        t_hi, f_hi, eta, per
+    a_est, a_lo, a_hi = (
+        _alerts(t, f, eta, per),
+        _alerts(t_lo, f_lo, eta, per),
+        _alerts(t_hi, f_hi, eta, per),
     )
     ok = np.ones(m, dtype=bool)
     short = np.zeros(m)

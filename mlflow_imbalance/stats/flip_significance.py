@@ -58,8 +58,10 @@ class FlipSignificance:
         low, high: simultaneous sup-t band for D over the grid.
         prob_a_better: bootstrap ``P(D* > 0)`` per eta.
         flips: the estimated flip points (:class:`FlipPoints`).
-        significant: per flip, True when the band excludes 0 with opposite signs on the two
-            sides of it (between the neighbouring flips).
+        significant: per flip, True when an intersection-union test finds D > 0 somewhere
+            on one side of it and D < 0 somewhere on the other (between the neighbouring
+            flips), each side by a one-sided sup-t bound at level ``confidence`` over that
+            side's part of the grid (see :func:`flip_significance`).
         flip_intervals: per flip, a percentile interval for eta* from the replicates' nearest
             sign change; an end equal to the range end means "at or beyond the range".
         paired: True for the paired (same examples) bootstrap.
@@ -202,9 +204,15 @@ def flip_significance(
     correlated scores (the usual case on the same data) that overstates the variance of D, so
     the unpaired band is conservative (too wide).
 
-    The band is a bootstrap sup-t band over the log-eta grid (simultaneous). A flip at eta* is
-    called significant only when the band lies entirely above 0 somewhere on one side of eta*
-    and entirely below 0 somewhere on the other (each side bounded by the neighbouring flips).
+    The band is a bootstrap sup-t band over the log-eta grid (simultaneous), for display. A
+    flip at eta* is called significant by an intersection-union test (Berger 1982): "D > 0
+    somewhere on one side of eta*" and "D < 0 somewhere on the other" (each side bounded by
+    the neighbouring flips) are each shown by a one-sided sup-t bound at level ``confidence``
+    that is simultaneous over that side only. A flip needs both, so the false-alarm rate is at
+    most ``1 - confidence`` without splitting it between the sides; the earlier rule (the
+    two-sided band over the whole grid excluding 0 on both sides) had a false-alarm rate near
+    0 and missed real crossings (power 0.54-0.59 at P = 200; measured table in
+    docs/statistics.md).
 
     Args:
         counts_a: counts of run A (needed unless the raw arrays are given).
@@ -273,6 +281,32 @@ def flip_significance(
     )
 
 
+def _one_sided(
+    est: np.ndarray,
+    reps: np.ndarray,
+    s_lo: np.ndarray,
+    s_hi: np.ndarray,
+    region: np.ndarray,
+    alpha: float,
+    *,
+    positive: bool,
+) -> bool:
+    """Does a one-sided sup-t bound at level ``1 - alpha`` over ``region`` exclude 0?
+
+    ``positive``: is ``D > 0`` somewhere in the region -- the lower bound ``est - c s_lo``
+    with ``c`` the ``1 - alpha`` bootstrap quantile of ``max_region (est - D*) / s_lo``
+    (simultaneous over the region only) is above 0 at some point; otherwise the mirror image.
+    """
+    if not region.any():
+        return False
+    e, r = est[region], reps[:, region]
+    s = np.maximum(s_lo[region] if positive else s_hi[region], 1e-300)
+    dev = (e - r) / s if positive else (r - e) / s
+    c = max(float(np.quantile(np.max(dev, axis=1), 1 - alpha, method="higher")), 0.0)
+    bound = e - c * s if positive else e + c * s
+    return bool(np.any(bound > 0) if positive else np.any(bound < 0))
+
+
 def flip_significance_from_replicates(
     difference: Any,
     replicates: Any,
@@ -321,7 +355,8 @@ def flip_significance_from_replicates(
         )
     if not isinstance(flips, FlipPoints):
         flips = FlipPoints(list(flips), metric, (eta[0], eta[-1]), "given")
-    low, high, _ = _band_from_replicates(est, reps, conf, True, "identity")
+    low, high, ext = _band_from_replicates(est, reps, conf, True, "identity")
+    s_lo, s_hi = ext["s_lo"], ext["s_hi"]
     prob = (reps > 0).mean(axis=0)
     log_grid = np.log(eta)
     significant: list[bool] = []
@@ -332,10 +367,10 @@ def flip_significance_from_replicates(
         left = (eta >= edges[i]) & (eta < root)
         right = (eta > root) & (eta <= edges[i + 2])
         left_sign = float(np.sign(np.median(est[left]))) if left.any() else 0.0
-        pos_l = bool(np.any(low[left] > 0)) if left.any() else False
-        neg_l = bool(np.any(high[left] < 0)) if left.any() else False
-        pos_r = bool(np.any(low[right] > 0)) if right.any() else False
-        neg_r = bool(np.any(high[right] < 0)) if right.any() else False
+        pos_l = _one_sided(est, reps, s_lo, s_hi, left, a, positive=True)
+        neg_l = _one_sided(est, reps, s_lo, s_hi, left, a, positive=False)
+        pos_r = _one_sided(est, reps, s_lo, s_hi, right, a, positive=True)
+        neg_r = _one_sided(est, reps, s_lo, s_hi, right, a, positive=False)
         significant.append((pos_l and neg_r) or (neg_l and pos_r))
         loc = _crossing_near(reps, log_grid, math.log(root), left_sign or 1.0)
         q_lo, q_hi = np.quantile(loc, [a / 2, 1 - a / 2], method="inverted_cdf")

@@ -26,10 +26,11 @@ from mlflow_imbalance.stats._checks import _check_confidence, _plain
 from mlflow_imbalance.stats.bands import MIN_FP_SUPPORT, Band, band_from_replicates
 from mlflow_imbalance.stats.bootstrap import (
     _check_bootstrappable,
+    bayesian_statistics,
     bootstrap_statistics,
     metric_statistic,
 )
-from mlflow_imbalance.stats.posterior import bayesian_statistics, credible_band
+from mlflow_imbalance.stats.posterior import band_from_draws
 
 __all__ = [
     "HEADLINE_METRICS",
@@ -158,10 +159,7 @@ class HeadlineIntervals:
             if info.get("construction", "bayesian") == "bayesian"
             else f"count bootstrap, {info['confidence']:.0%} percentile (pointwise)"
         )
-        text = (
-            f"{kind}, "
-            f"B = {info['n_boot']}, seed {info['seed']}"
-        )
+        text = f"{kind}, B = {info['n_boot']}, seed {info['seed']}"
         if info["thinned_to"] < info["n_thresholds"]:
             text += (
                 f"; resampled on {info['thinned_to']} of {info['n_thresholds']} thresholds "
@@ -185,7 +183,7 @@ def headline_intervals(
 ) -> HeadlineIntervals:
     """Percentile intervals of AP, PR-AUC and max-F1 at each prevalence, one shared bootstrap.
 
-    One :func:`~mlflow_imbalance.stats.posterior.bayesian_statistics` call (the Bayesian count
+    One :func:`~mlflow_imbalance.stats.bootstrap.bayesian_statistics` call (the Bayesian count
     bootstrap with a Jeffreys pseudo-negative above the top threshold, the same construction
     as :func:`~mlflow_imbalance.stats.prevalence_bands.prevalence_band`) feeds all three
     statistics at every prevalence, on counts thinned by :func:`thin_for_bootstrap`; the exact
@@ -226,18 +224,20 @@ def headline_intervals(
     if construction not in ("bayesian", "bootstrap"):
         raise ValueError(f"construction must be 'bayesian' or 'bootstrap', got {construction!r}")
     bayes = construction == "bayesian"
-    draw = bayesian_statistics if bayes else bootstrap_statistics
-    reps = draw(thin, stat, n_boot, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    if bayes:
+        reps = bayesian_statistics(thin, stat, n_boot, rng, base_for=("max_f1",))
+    else:
+        reps = bootstrap_statistics(thin, stat, n_boot, rng)
     out: dict[str, np.ndarray] = {}
     shift = kernel = 0.0
     for key in HEADLINE_METRICS:
         est_thin = stat[key].estimate(thin)
         kernel = max(kernel, stat[key].max_error)
         if bayes:
-            lo_t, hi_t, _ = credible_band(reps[key], conf, simultaneous=False)
-            band = Band(
-                etas, "prevalence", est_thin, np.minimum(lo_t, est_thin),
-                np.maximum(hi_t, est_thin), "bayesian", conf, False, key, int(n_boot),
+            band = band_from_draws(
+                est_thin, reps[key], etas, metric=key, base=reps.get(f"{key}:base"),
+                confidence=conf, simultaneous=False, seed=seed,
             )  # fmt: skip
         else:
             band = band_from_replicates(

@@ -34,14 +34,11 @@ from mlflow_imbalance.stats.bands import (
 from mlflow_imbalance.stats.bootstrap import (
     DEPOSIT_MIN_WORK,
     DEPOSIT_STEP,
+    bayesian_statistics,
     bootstrap_statistic,
     metric_statistic,
 )
-from mlflow_imbalance.stats.posterior import (
-    PSEUDO_NEGATIVES,
-    bayesian_statistics,
-    credible_band,
-)
+from mlflow_imbalance.stats.posterior import band_from_draws
 
 __all__ = [
     "PREVALENCE_BAND_CONSTRUCTIONS",
@@ -163,25 +160,18 @@ def _bayesian_band(
     simultaneous: bool,
 ) -> Band:
     """The default band of :func:`prevalence_band` (Bayesian count bootstrap, credible band)."""
-    reps = bayesian_statistics(counts, {"m": stat}, n_boot, seed)["m"]
-    low, high, extra = credible_band(reps, conf, simultaneous)
-    low, high = np.minimum(low, est), np.maximum(high, est)
+    is_max = metric == "max_f1"
+    draws = bayesian_statistics(
+        counts, {"m": stat}, n_boot, seed, base_for=("m",) if is_max else ()
+    )
+    extra: dict[str, Any] = {"fp_support": _fp_support_eta(counts, eta)}
     step = stat.grid_step
     if step is not None:
         extra[f"{metric}_grid_step"] = step
         extra[f"{metric}_max_abs_error"] = stat.max_error
-    extra["se"] = np.std(np.arcsin(np.sqrt(np.clip(reps, 0.0, 1.0))), axis=0, ddof=1)
-    extra["fp_support"] = _fp_support_eta(counts, eta)
-    extra["supported"] = np.ones(eta.size, dtype=bool)
-    extra["pseudo_negatives"] = PSEUDO_NEGATIVES
-    kind = "simultaneous credible band" if simultaneous else "pointwise equal-tailed"
-    method = (
-        f"Bayesian count bootstrap (Dirichlet, Jeffreys pseudo-negative {PSEUDO_NEGATIVES} above "
-        f"the top threshold), {kind} over the prevalence grid"
-    )
-    return Band(
-        eta, "prevalence", est, low, high, method, conf, simultaneous, metric, n_boot,
-        _seed_record(seed), extra,
+    return band_from_draws(
+        est, draws["m"], eta, metric=metric, base=draws.get("m:base"), confidence=conf,
+        simultaneous=simultaneous, seed=seed, extra=extra,
     )  # fmt: skip
 
 

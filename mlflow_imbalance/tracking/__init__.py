@@ -5,10 +5,10 @@ What :func:`log_scores` / :func:`log_counts` put into a run, under ``imbalance/<
 - ``roc_counts.npz``: the lossless counts (format: :mod:`mlflow_imbalance.core.format`);
 - ``scores.npz`` (optional, see ``keep_scores``): labels, scores (and weights) in example order,
   compressed, so the report can pair runs on the same examples;
-- ``roc.png``, ``roc_log.png``, ``pr.png``, ``p3.png``, ``broc.png``, ``cost.png``: per-run
-  figures from :func:`mlflow_imbalance.plots.run_figures`;
-- ``card.html``: a one-run, self-contained HTML card (inline CSS, figures as data-URI PNG, no
-  script) that the MLflow UI previews;
+- ``pr.png``, ``roc.png`` and, with ``costs``, ``cost.png``: figures for MLflow's preview pane
+  from :func:`mlflow_imbalance.plots.preview_figures`;
+- ``card.html``: a one-run, self-contained HTML card titled with the run's name (a verdict per
+  prevalence, inline CSS, figures as data-URI PNG, no script) that the MLflow UI previews;
 - ``summary.json``: written **last**, the commit marker. Its ``files`` manifest holds the sha256
   of every other file; :func:`load_counts` verifies it, so a half-written or stale set is never
   read silently (schema: :mod:`mlflow_imbalance.tracking.summary`).
@@ -16,10 +16,10 @@ What :func:`log_scores` / :func:`log_counts` put into a run, under ``imbalance/<
 Metrics, tags and their keys (``imb/<metric> [<η>] <name>``, the distinguishing part first; see
 :mod:`~mlflow_imbalance.tracking.keys`):
 
-- ``imb/roc_auc <name>``; ``imb/{ap,pr_auc,max_f1,prec_at_max_f1} <η> <name>`` per prevalence
+- ``imb/roc_auc <name>``; ``imb/{ap,pr_auc,max_f1,prec_f1} <η> <name>`` per prevalence
   of interest; ``imb/min_cost <η> <name>`` when ``costs`` are given; ``imb/tpr_at_fpr_<α>
   <name>`` for α in 1e-2, 1e-3, 1e-4 when ``n_neg >= 1/α``;
-- ``imb/{ap,pr_auc,max_f1,prec_at_max_f1,precision_op,f1_op} <name>``: a series over a
+- ``imb/{ap,pr_auc,max_f1,prec_f1,precision_op,f1_op} <name>``: a series over a
   log-spaced prevalence grid (ascending) whose **last** step is the test prevalence, so the
   latest value (what the runs table shows) is the value at the test prevalence;
   ``imb/log10_eta <name>`` is its x axis. ``precision_op`` / ``f1_op`` hold one operating point

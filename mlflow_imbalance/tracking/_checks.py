@@ -73,9 +73,22 @@ def _check_name(name: Any) -> str:
 def _check_prevalences(prevalences: Any) -> list[float]:
     if prevalences is None:
         prevalences = DEFAULT_PREVALENCES
+    if isinstance(prevalences, str | bytes | bool | np.bool_) or (
+        isinstance(prevalences, np.ndarray) and prevalences.dtype.kind not in "iuf"
+    ):
+        raise ValueError(
+            f"prevalences must be a number or a sequence of numbers, got {prevalences!r:.80}"
+        )
     if isinstance(prevalences, int | float | np.floating):
         prevalences = [prevalences]
-    arr = np.asarray(prevalences, dtype=np.float64).reshape(-1)
+    try:
+        if any(isinstance(p, str | bytes | bool | np.bool_) for p in prevalences):
+            raise TypeError
+        arr = np.asarray(prevalences, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"prevalences must be a number or a sequence of numbers, got {prevalences!r:.80}"
+        ) from None
     check_prevalence(arr, "prevalences")
     out = sorted({float(v) for v in arr}, reverse=True)
     labels = [eta_label(v) for v in out]
@@ -243,9 +256,10 @@ def _warn_hard_labels(s: np.ndarray, source: str = "log_scores") -> bool:
     """Warn (once per call) when scores are hard 0/1 predictions; True when they are."""
     import warnings
 
-    if s.size == 0 or np.unique(s[: min(s.size, 1_000_000)]).size > 2:
+    if s.size == 0 or np.unique(s[:1000]).size > 2:  # the usual case, decided at once
         return False
-    if np.unique(s).size > 2:
+    lo, hi = s.min(), s.max()
+    if not np.all((s == lo) | (s == hi)):  # O(n), no sort
         return False
     warnings.warn(
         f"mlflow-imbalance {source}: y_score holds at most two distinct values (hard labels?): "

@@ -242,15 +242,19 @@ def _capture(source: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> 
             if digest in seen:
                 logger.debug("autolog: %s repeats capture %r; skipped", source, seen[digest])
                 return
-            if len(seen) >= _config.max_captures_per_run:
-                _warn(
-                    f"mlflow-imbalance autolog: run {run_id} already has "
-                    f"{len(seen)} captures (max_captures_per_run); {source} not logged"
-                )
-                return
-            n = len(seen) + 1
-            name = "autolog" if n == 1 else f"autolog_{n}"
-            seen[digest] = name
+            full = len(seen) >= _config.max_captures_per_run
+            if not full:
+                n = len(seen) + 1
+                name = "autolog" if n == 1 else f"autolog_{n}"
+                seen[digest] = name
+        if full:
+            _warn_once(
+                f"full:{run_id}",
+                f"mlflow-imbalance autolog: run {run_id} already has "
+                f"{_config.max_captures_per_run} captures (max_captures_per_run); later ones "
+                "are not logged (raise it with mi.autolog(max_captures_per_run=...))",
+            )
+            return
         try:
             logged, message = _log_with_budget(
                 run_id,
@@ -399,8 +403,11 @@ _LIBRARY_PREFIXES = (
 )
 
 
-def _stale_imports() -> list[str]:
-    """``module.name`` of user modules holding an unpatched metric bound before autolog()."""
+def _stale_imports(caller: Any = None) -> list[str]:
+    """Names still bound to an unpatched metric: imported before autolog(), never captured.
+
+    ``module.name`` for user modules, ``name (in function)`` for locals of the caller.
+    """
     import sys
 
     import sklearn.metrics as sk_metrics
@@ -422,6 +429,10 @@ def _stale_imports() -> list[str]:
         for var, value in list(namespace.items()):
             if id(value) in originals and callable(value):
                 found.append(f"{mod_name}.{var}")
+    if caller is not None and caller.f_locals is not caller.f_globals:
+        for var, value in list(caller.f_locals.items()):
+            if id(value) in originals and callable(value):
+                found.append(f"{var} (in {caller.f_code.co_name})")
     return sorted(set(found))
 
 
@@ -501,7 +512,10 @@ def autolog(
         except ImportError:
             _warn("mlflow-imbalance autolog: scikit-learn is not installed; nothing to patch")
             return
-        stale = _stale_imports()
+        import sys
+
+        _warned_once.clear()  # each autolog() call may warn once again
+        stale = _stale_imports(sys._getframe(1))
         if stale:
             _warn(
                 "mlflow-imbalance autolog: "

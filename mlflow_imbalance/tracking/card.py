@@ -1,8 +1,10 @@
 """The per-run figures and the one-run HTML card (``card.html``) of a logged counts set.
 
-The figures come from :func:`mlflow_imbalance.plots.run_figures` (PNG, :data:`FIGURE_DPI`); the
-card is the ``run_card.html.j2`` template rendered from the summary, self-contained (inline CSS,
-figures as data-URI PNG, no script) so the MLflow UI previews it.
+The figures come from :func:`mlflow_imbalance.plots.preview_figures` (PNG at :data:`FIGURE_DPI`,
+sized for MLflow's artifact preview pane); the card is the ``run_card.html.j2`` template rendered
+from the summary, self-contained (inline CSS, figures as data-URI PNG, no script, no links to
+local documentation) so the MLflow UI previews it. Its title names the run; a short verdict
+(:func:`_verdict`) says in words what the numbers mean at each prevalence.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["FIGURE_DPI"]
 
-#: Resolution of the per-run PNG figures (modest: they are previews; the report redraws).
-FIGURE_DPI = 72
+#: Resolution of the per-run PNG figures (written into the PNG, so viewers size them right).
+FIGURE_DPI = 100
 
 
 def _render_figures(
@@ -36,7 +38,11 @@ def _render_figures(
     cfp, cfn = (costs["fp"], costs["fn"]) if costs else (1.0, 1.0)
     files: dict[str, str] = {}
     try:
-        figs = plots.run_figures(c, prevalences=prevalences, cost_fp=cfp, cost_fn=cfn, name=name)
+        # the cost curve only when costs were given: at 1:1 it says little the others do not
+        kinds = [k for k in plots.PREVIEW_KINDS if costs or k != "cost"]
+        figs = plots.preview_figures(
+            c, prevalences=prevalences, cost_fp=cfp, cost_fn=cfn, name=name, kinds=kinds
+        )
         for key, fig in figs.items():
             fname = f"{key}.png"
             (out / fname).write_bytes(plots.figure_to_png(fig, dpi=FIGURE_DPI, close=True))
@@ -52,12 +58,15 @@ def _render_figures(
 
 
 _FIGURE_TITLES = {
-    "roc": "ROC curve with convex hull",
-    "roc_log": "ROC curve, logarithmic false-positive rate",
-    "pr": "Precision-recall at the test and chosen prevalences",
-    "p3": "P³: precision of the max-F1 point across prevalence",
-    "broc": "B-ROC",
-    "cost": "Cost curve",
+    "pr": "Precision–recall at the test prevalence and each prevalence of interest. Precision "
+    "falls with η at every threshold: the same model and threshold give far more false alarms "
+    "per catch when positives are rarer.",
+    "roc": "ROC curve on a logarithmic false-positive-rate axis, with its convex hull. At low "
+    "prevalence only the left part (FPR well below 1 %) is usable; the dots are the max-F1 "
+    "operating point at each prevalence.",
+    "cost": "Cost curve: normalised expected cost of the best threshold at each probability "
+    "cost PC(+), against always answering negative or positive. Where it touches a diagonal the "
+    "model is no better than the trivial answer; vertical lines mark each prevalence.",
 }
 
 
@@ -105,4 +114,69 @@ def _render_card(summary: dict[str, Any], figure_dir: Path, figures: dict[str, s
         }
         for key, fname in figures.items()
     ]
-    return template.render(s=summary, figures=images)
+    title = summary.get("run_name") or summary.get("run_id") or "run"
+    return template.render(s=summary, figures=images, title=title, verdict=_verdict(summary))
+
+
+def _eta_text(eta: float) -> str:
+    """η for prose: ``0.0297``, ``1e-3`` as ``10⁻³``, ``2.5e-4`` as ``2.5×10⁻⁴``."""
+    sup = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    if eta >= 1e-2:
+        return f"{eta:.3g}"
+    mantissa, exponent = f"{eta:.2e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    power = f"10{str(int(exponent)).translate(sup)}"
+    return power if mantissa == "1" else f"{mantissa}×{power}"
+
+
+def _per_cases(eta: float) -> int:
+    """Cases the plain-unit counts refer to: 10,000 when η ≥ 1e-3, else 10^6 (as the report)."""
+    return 10_000 if eta >= 1e-3 else 1_000_000
+
+
+def _count(x: float) -> str:
+    return f"{x:,.0f}" if x >= 10 or x == 0 else f"{x:.1f}"
+
+
+def _verdict(summary: dict[str, Any]) -> list[str]:
+    """One sentence per prevalence, in the words of the report's verdict, for one run.
+
+    The operating point is the lowest-expected-cost threshold when costs were given, else the
+    max-F1 threshold; its alerts and caught positives are given per 10,000 (or 10^6) cases.
+    """
+    out = []
+    costs = summary.get("costs")
+    for row in summary["headline"]["at_prevalence"]:
+        eta = float(row["prevalence"])
+        per = _per_cases(eta)
+        if costs and row.get("min_cost"):
+            mc = row["min_cost"]
+            thr, tpr, fpr = mc["threshold"], mc["tpr"], mc["fpr"]
+            rule = (
+                f"lowest expected cost with C_FP = {_fmt(costs['fp'])}, "
+                f"C_FN = {_fmt(costs['fn'])}: normalised cost "
+                f"{_fmt(mc['normalized_expected_cost'], 3)}, where 1 is every case wrong"
+            )
+        else:
+            thr, tpr = row["max_f1_threshold"], row["recall_at_max_f1"]["value"]
+            prec = row["precision_at_max_f1"]["value"]
+            # FPR from precision = ηTPR / (ηTPR + (1−η)FPR)
+            fpr = eta * tpr * (1 - prec) / (prec * (1 - eta)) if prec > 0 else 0.0
+            rule = f"highest F1, {_fmt(row['max_f1']['value'], 3)}"
+        caught = per * eta * tpr
+        alerts = caught + per * (1 - eta) * fpr
+        where = "the test prevalence" if row["is_test_prevalence"] else "deployment"
+        if math.isinf(float(thr)) or alerts <= 0:
+            out.append(
+                f"At η = {_eta_text(eta)} ({where}): flag nothing: no threshold beats "
+                f"answering every case negative ({rule})."
+            )
+            continue
+        precision = caught / alerts
+        out.append(
+            f"At η = {_eta_text(eta)} ({where}): threshold {_fmt(thr, 4)} ({rule}). "
+            f"Per {per:,} cases: {_count(alerts)} alerts, {_count(caught)} of "
+            f"{_count(per * eta)} positives caught; precision {_fmt(precision, 3)}, "
+            f"recall {_fmt(tpr, 3)}."
+        )
+    return out

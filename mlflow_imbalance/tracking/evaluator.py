@@ -21,18 +21,23 @@ with the model's ``classes_`` when it has them, else the sorted labels), else th
 ``predict`` output when it is continuous. For a static dataset (``model=None``): the
 ``score_column`` when configured, else the ``predictions`` column (MLflow's classifier evaluator
 wants hard labels there, so keep the scores in their own column and name it). Hard 0/1
-predictions give one threshold only; that is logged, with a warning.
+predictions give one threshold only: they are skipped (one short warning) unless the evaluator
+was named explicitly (``evaluators=[..., "imbalance"]``), in which case they are logged with a
+warning. A skip is at most one short ``UserWarning`` (never also a log record at warning level).
+When the tracking server is unreachable, the evaluator gives up after one short probe.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
 from typing import Any
 
 import numpy as np
 from mlflow.models.evaluation.base import EvaluationResult, ModelEvaluator
 
+from mlflow_imbalance.tracking._store import TrackingServerUnreachable, fail_fast_http
 from mlflow_imbalance.tracking.log import log_scores
 
 logger = logging.getLogger(__name__)
@@ -50,9 +55,42 @@ _CONFIG_KEYS = (
 )
 
 
+class _Skip(Exception):
+    """The evaluator does not apply; the message is the one warning the user sees."""
+
+
 def _warn(message: str) -> None:
-    logger.warning(message)
+    """The evaluator's one user-visible message (a UserWarning; the log gets it at debug)."""
+    logger.debug(message)
     warnings.warn(message, UserWarning, stacklevel=3)
+
+
+#: Config objects MLflow handed to ``can_evaluate`` while resolving ``evaluators=None`` (the
+#: same object reaches ``evaluate``): those evaluations did not name us. Strong references, a
+#: few at most, so an id can never be reused while listed.
+_implicit_configs: list[Any] = []
+
+
+def _note_implicit(evaluator_config: Any) -> None:
+    """Remember the config when MLflow is resolving ``evaluators=None`` (called by can_evaluate)."""
+    caller = sys._getframe(2)
+    if caller is not None and caller.f_code.co_name == "resolve_evaluators_and_configs":
+        _implicit_configs.append(evaluator_config)
+        del _implicit_configs[:-8]
+
+
+def _named_explicitly(evaluator_config: Any) -> bool:
+    """Whether this evaluation named the evaluator (``evaluators=[..., "imbalance"]``).
+
+    With ``evaluators=None`` MLflow asks every registered evaluator's ``can_evaluate`` while
+    resolving them (:func:`_note_implicit` sees that call); named evaluators are not asked there.
+    A direct call counts as named.
+    """
+    for i, config in enumerate(_implicit_configs):
+        if config is evaluator_config:
+            del _implicit_configs[i]
+            return False
+    return True
 
 
 class ImbalanceEvaluator(ModelEvaluator):
@@ -64,7 +102,10 @@ class ImbalanceEvaluator(ModelEvaluator):
     def can_evaluate(cls, *, model_type: Any, evaluator_config: Any, **kwargs: Any) -> bool:
         """True for ``model_type="classifier"``; never raises."""
         try:
-            return model_type == "classifier"
+            ok = bool(model_type == "classifier")
+            if ok:
+                _note_implicit(evaluator_config)
+            return ok
         except Exception:  # pragma: no cover - defensive: a comparison that raises
             return False
 
@@ -89,29 +130,41 @@ class ImbalanceEvaluator(ModelEvaluator):
         """
         config = evaluator_config if isinstance(evaluator_config, dict) else {}
         strict = bool(config.get("strict", False))
+        named = _named_explicitly(evaluator_config)
         try:
-            return self._evaluate(dataset, run_id, config, model, predictions)
+            return self._evaluate(dataset, run_id, config, model, predictions, named)
+        except _Skip as skip:
+            if strict:
+                raise ValueError(str(skip)) from None
+            _warn(f"mlflow-imbalance evaluator skipped: {skip}")
+            return None
+        except TrackingServerUnreachable as exc:
+            if strict:
+                raise
+            _warn(f"mlflow-imbalance evaluator skipped: {exc.message}")
+            return None
         except Exception as exc:
             if strict:
                 raise
-            _warn(f"mlflow-imbalance evaluator skipped: {exc}")
+            _warn(f"mlflow-imbalance evaluator skipped: {str(exc)[:300]}")
             return None
 
     def _evaluate(
-        self, dataset: Any, run_id: str, config: dict, model: Any, predictions: Any
+        self,
+        dataset: Any,
+        run_id: str,
+        config: dict,
+        model: Any,
+        predictions: Any,
+        named: bool = True,
     ) -> EvaluationResult | None:
         y_true = dataset.labels_data
         if y_true is None:
-            _warn("mlflow-imbalance evaluator skipped: the dataset has no targets")
-            return None
+            raise _Skip("the dataset has no targets")
         y = np.asarray(y_true.to_numpy() if hasattr(y_true, "to_numpy") else y_true).reshape(-1)
         labels = np.unique(y)
         if labels.size != 2:
-            _warn(
-                f"mlflow-imbalance evaluator skipped: targets have {labels.size} classes; "
-                "ROC counts need a binary target"
-            )
-            return None
+            raise _Skip(f"targets have {labels.size} classes; ROC counts need a binary target")
         pos_label = config.get("pos_label")
         if pos_label is None or not np.any(labels == pos_label):
             pos_label = labels[-1]  # MLflow's classifier evaluator: the larger label
@@ -123,15 +176,14 @@ class ImbalanceEvaluator(ModelEvaluator):
             scores = features[column].to_numpy()
         else:
             scores = self._scores(dataset, model, labels, pos_label)
-        if scores is None:
-            return None
-        if np.unique(scores).size <= 2:
-            _warn(
-                "mlflow-imbalance evaluator: the model gives hard predictions (at most two "
-                "distinct scores); the ROC has a single operating point"
+        if np.unique(scores).size <= 2 and not named:
+            raise _Skip(
+                "the predictions are hard labels (at most two distinct values), not scores; "
+                'name the evaluator (evaluators=[..., "imbalance"]) to log them anyway'
             )
         kwargs = {k: config[k] for k in _CONFIG_KEYS if k in config}
-        logged = log_scores(y, scores, pos_label=pos_label, run_id=run_id, **kwargs)
+        with fail_fast_http():  # a server dying mid-upload costs seconds, not minutes
+            logged = log_scores(y, scores, pos_label=pos_label, run_id=run_id, **kwargs)
         return EvaluationResult(metrics=dict(logged.metrics), artifacts={}, run_id=run_id)
 
     @staticmethod
@@ -139,8 +191,7 @@ class ImbalanceEvaluator(ModelEvaluator):
         if model is None:
             preds = dataset.predictions_data
             if preds is None:
-                _warn("mlflow-imbalance evaluator skipped: neither a model nor predictions")
-                return None
+                raise _Skip("neither a model nor predictions")
             return np.asarray(preds.to_numpy() if hasattr(preds, "to_numpy") else preds)
         import pandas as pd
 
@@ -160,18 +211,16 @@ class ImbalanceEvaluator(ModelEvaluator):
                 return out[:, int(col[0]) if col.size else 1]
             if out.ndim == 1 or (out.ndim == 2 and out.shape[1] == 1):
                 return out.reshape(-1)
-            _warn(f"mlflow-imbalance evaluator skipped: predict_proba gave shape {out.shape}")
-            return None
+            raise _Skip(f"predict_proba gave shape {out.shape}; a binary score is needed")
         out = model.predict(X)
         out = np.asarray(out.to_numpy() if hasattr(out, "to_numpy") else out)
         if out.ndim == 2 and out.shape[1] == 1:
             out = out.reshape(-1)
         if out.ndim != 1 or out.dtype.kind not in "biuf":
-            _warn(
-                "mlflow-imbalance evaluator skipped: the model has no predict_proba and its "
-                f"predict output (dtype {out.dtype}, shape {out.shape}) is not a score"
+            raise _Skip(
+                "the model has no predict_proba and its predict output (dtype "
+                f"{out.dtype}, shape {out.shape}) is not a score"
             )
-            return None
         return out
 
 

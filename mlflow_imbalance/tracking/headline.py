@@ -237,7 +237,7 @@ def _headline(
         "threshold": float(f1thr[0]),
         "tpr": t0,
         "fpr": f0,
-        "used_by": ["sweep precision", "sweep f1"],
+        "used_by": ["sweep[].precision", "sweep[].f1"],  # metrics imb/{precision,f1}_op
     }
 
     low = min(1e-6, *(e / 2 for e in etas))

@@ -54,7 +54,7 @@ SWEEP_METRICS: dict[str, str] = {
     "ap": "ap",
     "pr_auc": "pr_auc",
     "max_f1": "max_f1",
-    "prec_at_max_f1": "precision_at_max_f1",
+    "prec_f1": "precision_at_max_f1",
     "precision_op": "precision",
     "f1_op": "f1",
 }
@@ -103,9 +103,10 @@ def flat_metrics(name: str, headline: dict[str, Any]) -> dict[str, float]:
     """The single-valued metrics of a set, from its ``summary.json`` headline.
 
     At the test prevalence (no η in the key): ``roc_auc``; per prevalence of interest: ``ap``,
-    ``pr_auc``, ``max_f1``, ``prec_at_max_f1`` and, with costs, ``min_cost`` (normalised expected
-    cost at the optimal operating point); ``tpr_at_fpr_<α>`` per false-positive budget. The
-    test-prevalence values of ``ap`` etc. are the last step of the series
+    ``pr_auc``, ``max_f1``, ``prec_f1`` (precision at the max-F1 threshold) and, with costs,
+    ``min_cost`` (normalised expected cost at the optimal operating point);
+    ``tpr_at_fpr_<α>`` per false-positive budget. The test-prevalence values of ``ap`` etc. are
+    the last step of the series
     (:func:`sweep_metrics`) and are returned here too (the ``EvaluationResult`` of the
     evaluator carries them).
     """
@@ -115,7 +116,7 @@ def flat_metrics(name: str, headline: dict[str, Any]) -> dict[str, float]:
         flat[metric_key(name, "ap", eta)] = row["ap"]["value"]
         flat[metric_key(name, "pr_auc", eta)] = row["pr_auc"]["value"]
         flat[metric_key(name, "max_f1", eta)] = row["max_f1"]["value"]
-        flat[metric_key(name, "prec_at_max_f1", eta)] = row["precision_at_max_f1"]["value"]
+        flat[metric_key(name, "prec_f1", eta)] = row["precision_at_max_f1"]["value"]
         if eta is not None and "min_cost" in row:
             flat[metric_key(name, "min_cost", eta)] = row["min_cost"]["normalized_expected_cost"]
     for budget in headline["tpr_at_fpr"]:
@@ -170,10 +171,10 @@ def constant_tags(name: str, summary: dict[str, Any]) -> dict[str, str]:
     tags = {
         tag_key(name, "n_pos"): num(summary["n_pos"]),
         tag_key(name, "n_neg"): num(summary["n_neg"]),
-        tag_key(name, "test_prevalence"): f"{float(summary['test_prevalence']):.6g}",
+        tag_key(name, "test_prevalence"): repr(float(summary["test_prevalence"])),
     }
-    if "threshold" in op:
-        tags[tag_key(name, "operating_threshold")] = f"{float(op['threshold']):.10g}"
+    if "threshold" in op:  # repr: the shortest text that reads back as the same float
+        tags[tag_key(name, "operating_threshold")] = repr(float(op["threshold"]))
     return tags
 
 

@@ -22,7 +22,7 @@ Schema (``schema == "mlflow-imbalance/summary"``, ``schema_version == 1``), keys
   high] or null), "method"}``; ``methods`` (metric -> method text); ``bootstrap`` (``n_boot``,
   ``seed``, ``interval``, ``thinned_to``, ``max_tpr_error``, ``max_fpr_error``,
   ``max_estimate_shift``, ...) or null; ``operating_point`` (the fixed threshold of the
-  ``sweep/precision`` / ``sweep/f1`` series); ``tpr_at_fpr``. Not checked beyond being an object.
+  ``precision_op`` / ``f1_op`` series); ``tpr_at_fpr``. Not checked beyond being an object.
 - ``files``: ``{filename: {"sha256": hex, "bytes": int, "role": str}}``; ``roc_counts.npz`` is
   always listed (role ``"counts"``).
 - ``scores``: None, or ``{"file": "scores.npz", "n": int, "digest": "sha256:<hex>"}`` when the
@@ -244,9 +244,9 @@ def validate_summary(data: Any, source: str = "summary.json") -> dict[str, Any]:
         raise ValueError(f"{source} lacks required key(s) {missing}")
     if not isinstance(data["name"], str) or not data["name"]:
         raise ValueError(f"{source}: name must be a non-empty string, got {data['name']!r}")
-    _check_types(data, source)
     n_pos = _number(data, "n_pos", source, positive=True)
     n_neg = _number(data, "n_neg", source, positive=True)
+    _check_types(data, source)
     prevalence = _number(data, "test_prevalence", source, positive=True)
     if not math.isclose(prevalence, n_pos / (n_pos + n_neg), rel_tol=1e-9):
         raise ValueError(

@@ -129,10 +129,13 @@ def payload(
         "chosen": [float(e) for e in chosen],
         "test": sorted({float(e) for e in test_prev}),
         "flips": [
-            {"eta": f["eta_value"], "label": f"{f['metric']}: {f['a']} ⇄ {f['b']}",
-             "metric": f["metric_key"]}
+            {
+                "eta": f["eta_value"],
+                "label": f"{f['metric']}: {f['a']} ⇄ {f['b']}",
+                "metric": f["metric_key"],
+            }
             for f in flips[:200]
-        ],  # fmt: skip
+        ],
         "runs": out_runs,
     }
 
@@ -153,7 +156,13 @@ def to_script_json(obj: Any) -> str:
 def _config() -> dict[str, Any]:
     return {
         "font": "system-ui, -apple-system, Segoe UI, Roboto, Helvetica, Arial, sans-serif",
-        "axis": {"labelFontSize": FONT, "titleFontSize": FONT, "titleFontWeight": "normal"},
+        "axis": {
+            "labelFontSize": FONT,
+            "titleFontSize": FONT,
+            "titleFontWeight": "normal",
+            "labelOverlap": "greedy",
+            "labelSeparation": 6,
+        },
         "legend": {
             "labelFontSize": FONT,
             "titleFontSize": FONT,
@@ -177,10 +186,13 @@ def _color(lead: Sequence[str], colors: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-_HIDE = {"name": "hide", "select": {"type": "point", "fields": ["run"], "toggle": "true"},
-         "bind": "legend"}  # fmt: skip
+_HIDE = {
+    "name": "hide",
+    "select": {"type": "point", "fields": ["run"], "toggle": "true"},
+    "bind": "legend",
+}
 _OPACITY = {"condition": {"param": "hide", "empty": False, "value": 0.05}, "value": 1}
-_BAND_OPACITY = {"condition": {"param": "hide", "empty": False, "value": 0.0}, "value": 0.16}
+_BAND_OPACITY = {"condition": {"param": "hide", "empty": False, "value": 0.0}, "value": 0.13}
 
 
 def _base(title: str, height: int = 300) -> dict[str, Any]:
@@ -202,6 +214,7 @@ def _curve_layers(
     y: dict[str, Any],
     band: str | None,
     tooltip: list[dict[str, Any]],
+    step: bool = True,
 ) -> list[dict[str, Any]]:
     color = _color(lead, colors)
     layers: list[dict[str, Any]] = []
@@ -209,13 +222,16 @@ def _curve_layers(
         layers.append(
             {
                 "data": {"name": band},
-                "mark": {"type": "area", "interpolate": "step-after"},
+                "mark": {"type": "area", "interpolate": "step-after" if step else "linear"},
                 "encoding": {
                     "x": {**x, "field": "x"},
                     "y": {**y, "field": "lo"},
                     "y2": {"field": "hi"},
-                    "color": {**color, "legend": None},
-                    "opacity": _BAND_OPACITY,
+                    # no legend=None here (it would suppress the runs' legend in the layered
+                    # chart) and fillOpacity, not opacity (the legend's stroke symbols keep
+                    # full opacity)
+                    "color": color,
+                    "fillOpacity": _BAND_OPACITY,
                 },
             }
         )
@@ -240,10 +256,14 @@ def _curve_layers(
             "params": [
                 {
                     "name": f"hover_{data}",
-                    "select": {"type": "point", "on": "pointerover", "nearest": True,
-                               "clear": "pointerout"},
+                    "select": {
+                        "type": "point",
+                        "on": "pointerover",
+                        "nearest": True,
+                        "clear": "pointerout",
+                    },
                 }
-            ],  # fmt: skip
+            ],
             "encoding": {
                 "x": {**x, "field": "x"},
                 "y": {**y, "field": "y"},
@@ -272,47 +292,74 @@ def specs(
     y = {"type": q, "title": "precision", "scale": {"domain": [0, 1]}}
     pr = _base("Precision–recall at the chosen η (moves with the control)")
     pr["layer"] = _curve_layers(
-        lead, colors, "pr", x, y, "prband" if has_bands else None,
-        [run_tt, {"field": "x", "type": q, "title": "recall", "format": ".3f"},
-         {"field": "y", "type": q, "title": "precision", "format": ".4~g"},
-         {"field": "thr", "type": q, "title": "threshold", "format": ".4~g"}],
-    )  # fmt: skip
+        lead,
+        colors,
+        "pr",
+        x,
+        y,
+        "prband" if has_bands else None,
+        [
+            run_tt,
+            {"field": "x", "type": q, "title": "recall", "format": ".3f"},
+            {"field": "y", "type": q, "title": "precision", "format": ".4~g"},
+            {"field": "thr", "type": q, "title": "threshold", "format": ".4~g"},
+        ],
+    )
     pr["layer"].append(
         {
             "data": {"name": "op"},
-            "mark": {"type": "point", "filled": True, "size": 90, "shape": "diamond",
-                     "stroke": "#000", "strokeWidth": 0.8},
+            "mark": {
+                "type": "point",
+                "filled": True,
+                "size": 90,
+                "shape": "diamond",
+                "stroke": "#000",
+                "strokeWidth": 0.8,
+            },
             "encoding": {
                 "x": {**x, "field": "x"},
                 "y": {**y, "field": "y"},
-                "color": {**_color(lead, colors), "legend": None},
+                "color": _color(lead, colors),
                 "opacity": _OPACITY,
-                "tooltip": [run_tt, {"field": "what", "type": "nominal", "title": "point"},
-                            {"field": "x", "type": q, "title": "recall", "format": ".3f"},
-                            {"field": "y", "type": q, "title": "precision", "format": ".4~g"}],
+                "tooltip": [
+                    run_tt,
+                    {"field": "what", "type": "nominal", "title": "point"},
+                    {"field": "x", "type": q, "title": "recall", "format": ".3f"},
+                    {"field": "y", "type": q, "title": "precision", "format": ".4~g"},
+                ],
             },
         }
-    )  # fmt: skip
+    )
     out["chart-pr"] = pr
     # ROC, log FPR (prevalence-free)
     xr = {"type": q, "title": "false-positive rate (log)", "scale": {"type": "log"}}
     yr = {"type": q, "title": "true-positive rate (recall)", "scale": {"domain": [0, 1]}}
     roc = _base("ROC, log FPR (prevalence-free; the low-FPR end decides precision at small η)")
     roc["layer"] = _curve_layers(
-        lead, colors, "roc", xr, yr, "rocband" if has_bands else None,
-        [run_tt, {"field": "x", "type": q, "title": "FPR", "format": ".3~e"},
-         {"field": "y", "type": q, "title": "TPR", "format": ".3f"},
-         {"field": "thr", "type": q, "title": "threshold", "format": ".4~g"}],
-    )  # fmt: skip
+        lead,
+        colors,
+        "roc",
+        xr,
+        yr,
+        "rocband" if has_bands else None,
+        [
+            run_tt,
+            {"field": "x", "type": q, "title": "FPR", "format": ".3~e"},
+            {"field": "y", "type": q, "title": "TPR", "format": ".3f"},
+            {"field": "thr", "type": q, "title": "threshold", "format": ".4~g"},
+        ],
+    )
     out["chart-roc"] = roc
     # the criterion (and AP) against eta, with the current eta as a rule
-    xe = {"type": q, "title": "prevalence η (log)", "scale": {"type": "log",
-          "domain": [eta_range[0], eta_range[1]]}}  # fmt: skip
+    xe = {
+        "type": q,
+        "title": "prevalence η (log)",
+        "scale": {"type": "log", "domain": [eta_range[0], eta_range[1]]},
+    }
     keys = [criterion] if criterion != "roc_auc" else ["ap"]
     if costs_given and "ap" not in keys:
         keys.append("ap")
-    labels = {"cost": "expected cost per case", "ap": "AP", "pr_auc": "PR-AUC",
-              "max_f1": "max-F1"}  # fmt: skip
+    labels = {"cost": "Expected cost per case", "ap": "AP", "pr_auc": "PR-AUC", "max_f1": "max-F1"}
     for k in keys:
         ye = {"type": q, "title": labels[k]}
         if k == "cost":
@@ -322,30 +369,49 @@ def specs(
             {
                 "data": {"name": "rules"},
                 "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#57606a"},
-                "encoding": {"x": {**xe, "field": "eta"},
-                             "tooltip": [{"field": "label", "type": "nominal"}]},
+                "encoding": {
+                    "x": {**xe, "field": "eta"},
+                    "tooltip": [{"field": "label", "type": "nominal"}],
+                },
             },
             {
                 "data": {"name": f"flips_{k}"},
-                "mark": {"type": "tick", "color": "#a40e26", "thickness": 2, "size": 14,
-                         "orient": "vertical"},
-                "encoding": {"x": {**xe, "field": "eta"}, "y": {"value": 0},
-                             "tooltip": [{"field": "label", "type": "nominal", "title": "flip"},
-                                         {"field": "eta", "type": q, "title": "η*",
-                                          "format": ".3~e"}]},
+                "mark": {
+                    "type": "tick",
+                    "color": "#a40e26",
+                    "thickness": 2,
+                    "size": 14,
+                    "orient": "vertical",
+                },
+                "encoding": {
+                    "x": {**xe, "field": "eta"},
+                    "y": {"value": 0},
+                    "tooltip": [
+                        {"field": "label", "type": "nominal", "title": "flip"},
+                        {"field": "eta", "type": q, "title": "η*", "format": ".3~e"},
+                    ],
+                },
             },
             *_curve_layers(
-                lead, colors, f"sweep_{k}", xe, ye,
+                lead,
+                colors,
+                f"sweep_{k}",
+                xe,
+                ye,
                 f"sweepband_{k}" if has_bands and k != "cost" else None,
-                [run_tt, {"field": "x", "type": q, "title": "η", "format": ".3~e"},
-                 {"field": "y", "type": q, "title": labels[k], "format": ".4~g"}],
+                [
+                    run_tt,
+                    {"field": "x", "type": q, "title": "η", "format": ".3~e"},
+                    {"field": "y", "type": q, "title": labels[k], "format": ".4~g"},
+                ],
+                step=False,
             ),
             {
                 "data": {"name": "cur"},
                 "mark": {"type": "rule", "color": "#0b5cad", "strokeWidth": 2},
                 "encoding": {"x": {**xe, "field": "eta"}},
             },
-        ]  # fmt: skip
+        ]
         out[f"chart-sweep-{k}"] = sp
     del criterion_label
     return out

@@ -33,7 +33,12 @@ from mlflow_imbalance.report.analysis.tables import (
     _roc_rows,
     _tables,
 )
-from mlflow_imbalance.report.analysis.verdict import build_verdicts
+from mlflow_imbalance.report.analysis.verdict import (
+    build_verdicts,
+    count,
+    criterion_orders,
+    p_value_text,
+)
 from mlflow_imbalance.stats.bootstrap import metric_statistic
 from mlflow_imbalance.stats.intervals import rate_interval
 
@@ -85,6 +90,7 @@ def build_context(
     # ------------------------------------------------------------ point metrics (exact)
     with timer.stage("metrics"):
         point: dict[str, dict[str, Any]] = {}
+        notify("metrics", 0, len(counts))
         for i, (n, c) in enumerate(counts.items()):
             etas = np.array([test_prev[n], *chosen], dtype=float)
             mf1, thr = _metrics.max_f1_point(c, etas)
@@ -139,9 +145,20 @@ def build_context(
             )
             notify("metrics", i + 1, len(counts))
 
+    # the verdict's prevalences and the leading runs (drawn, compared pairwise) from the exact
+    # criterion values: the bootstrap resamples the band grid for those runs only
+    same_test = len(set(test_prev.values())) == 1
+    if chosen:
+        v_etas, v_index = chosen, [1 + j for j in range(len(chosen))]
+    else:
+        v_etas = [float(np.median(list(test_prev.values())))]
+        v_index = [0 if same_test else None]
+    lead = _leading(names, criterion_orders(counts, v_etas, opts))
+
     # ------------------------------------------------------------ intervals and bands
-    with timer.stage("bootstrap"):
+    with timer.stage("bootstrap"), _one_blas_thread():
         unc = _Uncertainty(opts, seed_for)
+        notify("bootstrap", 0, len(counts))
         for i, (n, c) in enumerate(counts.items()):
             p = point[n]
             # weighted counts: point estimates only (no binomial counts; as the logging hook)
@@ -156,7 +173,7 @@ def build_context(
                     int(tp), int(c.n_pos), confidence=conf))
                 for tp in p["op_tp"]
             ]  # fmt: skip
-            p["boot"] = unc.bootstrap(n, c, p["etas"], grid, p["sweep"])
+            p["boot"] = unc.bootstrap(n, c, p["etas"], grid, p["sweep"], full=n in lead)
             p["adequacy"] = [
                 unc.adequacy(c, tp, fp, eta)
                 for tp, fp, eta in zip(p["op_tp"], p["op_fp"], p["etas"], strict=True)
@@ -165,17 +182,11 @@ def build_context(
 
     # ------------------------------------------------------------ verdict
     with timer.stage("verdict"):
-        same_test = len(set(test_prev.values())) == 1
-        if chosen:
-            v_etas, v_index = chosen, [1 + j for j in range(len(chosen))]
-        else:
-            v_etas = [float(np.median(list(test_prev.values())))]
-            v_index = [0 if same_test else None]
+        notify("verdict", 0, 1)
         verdicts, orders = build_verdicts(
             runs, v_etas, v_index, opts, unc, fmt, feta, fint, seed_for
         )
         notify("verdict", 1, 1)
-        lead = _leading(names, orders)
         colors = {n: "#8c959f" for n in names}
         colors.update(run_colors(lead))
 
@@ -192,6 +203,7 @@ def build_context(
 
     # ------------------------------------------------------------ charts (data + specs)
     with timer.stage("charts"):
+        notify("charts", 0, 1)
         criterion = "cost" if cost_rule else opts.primary_metric
         if cost_rule:
             for n in lead:
@@ -263,9 +275,11 @@ def build_context(
             {
                 "level": "warning",
                 "title": "Synthesised positives.",
-                "text": "Positives of " + ", ".join(synth) + " were synthesised from negatives "
-                "(Cataltepe et al.): TPR, precision and every PR number of these runs estimate "
-                "detection of the synthetic anomalies, not of real positives.",
+                "text": "Positives of "
+                + _names_short(synth, 8)
+                + " were synthesised from negatives (Cataltepe et al.): TPR, precision and "
+                "every PR number of these runs estimate detection of the synthetic anomalies, "
+                "not of real positives.",
             }
         )
     small = sorted(
@@ -278,7 +292,7 @@ def build_context(
                 "title": "Test set too small for some claims.",
                 "text": "Precision at a chosen prevalence is known only to worse than "
                 f"±{ADEQUACY_TOLERANCE:.0%} for: "
-                + ", ".join(small)
+                + _names_short(small, 8)
                 + " (see “Sample-size adequacy”).",
             }
         )
@@ -296,8 +310,10 @@ def build_context(
             {
                 "level": "info",
                 "title": "Reduced counts.",
-                "text": "Counts of " + ", ".join(inexact) + " were reduced with a bounded error "
-                "(max TPR/FPR error recorded in the file); their numbers are approximate.",
+                "text": "Counts of "
+                + _names_short(inexact, 8)
+                + " were reduced with a bounded error (max TPR/FPR error recorded in the "
+                "file); their numbers are approximate.",
             }
         )
     weighted = [n for n, c in counts.items() if c.weighted]
@@ -307,7 +323,7 @@ def build_context(
                 "level": "info",
                 "title": "Weighted counts.",
                 "text": "Binomial intervals of "
-                + ", ".join(weighted)
+                + _names_short(weighted, 8)
                 + " treat weights as counts.",
             }
         )
@@ -359,7 +375,7 @@ def build_context(
         "seed": opts.seed,
         "warnings": warnings,
         "verdict_data": verdicts,
-        "verdicts": [_verdict_view(v, fmt, feta, fint, fci) for v in verdicts],
+        "verdicts": [_verdict_view(v, fmt, feta, fint, fci, conf) for v in verdicts],
         "tables": tables,
         "roc_rows": roc_rows,
         "flips": flips,
@@ -407,6 +423,20 @@ def _names_short(names: Any, limit: int = 4) -> str:
     return ", ".join(names[:limit]) + f" and {len(names) - limit} more"
 
 
+def _one_blas_thread() -> Any:
+    """One BLAS thread for the bootstrap's many small matrix products.
+
+    A second thread only adds CPU time on this workload; a no-op without threadpoolctl.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _leading(names: Sequence[str], orders: Mapping[float, Sequence[str]]) -> list[str]:
     """The runs drawn and listed first: round-robin over each verdict η's order, ≤ MAX_LEAD."""
     if len(names) <= MAX_LEAD:
@@ -436,7 +466,9 @@ def _changes_winner(f, verdicts, chosen, test_prev, feta) -> list[str]:
     return out
 
 
-def _verdict_view(v: Any, fmt: Any, feta: Any, fint: Any, fci: Any) -> dict[str, Any]:
+def _verdict_view(
+    v: Any, fmt: Any, feta: Any, fint: Any, fci: Any, alpha_conf: float
+) -> dict[str, Any]:
     """A :class:`Verdict` shaped for the template (numbers formatted, raw η kept)."""
     per = fint(v.per)
     inf_thr = math.isinf(v.threshold) and v.threshold > 0
@@ -449,10 +481,10 @@ def _verdict_view(v: Any, fmt: Any, feta: Any, fint: Any, fci: Any) -> dict[str,
         "value_unit": f"per {per} cases" if v.criterion_key == "cost" else "",
         "threshold": "none (flag nothing)" if inf_thr else fmt(v.threshold, 4),
         "per": per,
-        "alerts": fint(round(v.alerts, 1)),
-        "caught": fint(round(v.caught, 1)),
-        "positives": fint(round(v.per * v.prevalence, 1)),
-        "missed": fint(round(v.missed, 1)),
+        "alerts": count(v.alerts, fint),
+        "caught": count(v.caught, fint),
+        "positives": count(v.per * v.prevalence, fint),
+        "missed": count(v.missed, fint),
         "precision": fmt(v.precision, 3),
         "precision_ci": fci(v.precision_low, v.precision_high),
         "recall": fmt(v.recall, 3),
@@ -464,9 +496,7 @@ def _verdict_view(v: Any, fmt: Any, feta: Any, fint: Any, fci: Any) -> dict[str,
             else fmt(v.runner_up_value * (v.per if v.criterion_key == "cost" else 1), 3)
         ),
         "significant": v.significant,
-        "p": (
-            None if v.p_value is None else ("< 0.001" if v.p_value < 1e-3 else f"{v.p_value:.3f}")
-        ),
+        "p": (None if v.p_value is None else p_value_text(v.p_value, 1 - alpha_conf)),
         "test": v.test,
         "more_data": v.more_data,
         "disagree": v.disagree,

@@ -24,6 +24,7 @@ from mlflow_imbalance.stats.bands import (
     band_from_replicates,
     p3_band,
     pr_band_from_roc,
+    roc_low_fpr_floor,
 )
 from mlflow_imbalance.stats.bootstrap import (
     bootstrap_statistics,
@@ -43,6 +44,9 @@ logger = logging.getLogger(__name__)
 #: Thresholds kept (per log-aware bin family) in the counts that the bootstrap resamples
 #: (:func:`uncertainty.thin_for_bootstrap`; the logging hook uses the same 200).
 BOOT_POINTS = 200
+#: The same for runs outside the leading ones (not drawn, not compared pairwise): only their
+#: table intervals and verdict replicates come from the bootstrap, which estimates the spread.
+BOOT_POINTS_REST = 60
 #: Prevalences of the bootstrap bands drawn in the metric-vs-η figures (a subset of the
 #: report's η grid, log-spaced; the curves are smooth in log η, so the band is drawn there).
 BAND_GRID = 50
@@ -58,6 +62,10 @@ NOT_VALID_LABEL = f"hatched: band not valid (< {MIN_FP_SUPPORT} FP support it)"
 #: Pair/metric comparisons whose flips get a significance test (nearest the deployment
 #: prevalences first); unpaired tests reuse the shared replicates and cost milliseconds.
 MAX_SIGNIFICANCE = 100
+#: Prevalences of the PR-AUC replicates (flip tests only: its band against η is the mapped ROC
+#: band). PR-AUC's bootstrap kernel costs about linearly in them, and it was half the
+#: bootstrap stage of a drawn run at 50.
+PR_AUC_TEST_GRID = 20
 #: Of those, comparisons that may use the (costlier, O(B n)) paired bootstrap of raw scores.
 MAX_PAIRED = 12
 
@@ -91,6 +99,7 @@ class _Uncertainty:
         self.n_sig = 0
         self.untested = 0
         self.thin_shift = 0.0
+        self.n_rest = 0
         self.kernel_error = 0.0
         self.replicates: dict[str, dict[str, tuple]] = {}
         self.roc_bands: dict[str, Any] = {}
@@ -103,7 +112,14 @@ class _Uncertainty:
         return (
             f"each run's counts are thinned to ≈{BOOT_POINTS} thresholds per axis (TPR, TPR+FPR "
             f"and log FPR: between kept thresholds TPR moves < 1/{BOOT_POINTS}, FPR < "
-            f"2/{BOOT_POINTS} and log10 FPR < 1/{BOOT_POINTS} of its range) before resampling; "
+            f"2/{BOOT_POINTS} and log10 FPR < 1/{BOOT_POINTS} of its range) before resampling"
+            + (
+                f" (≈{BOOT_POINTS_REST} for the {self.n_rest} runs outside the leading ones, "
+                "whose table intervals only need the spread)"
+                if self.n_rest
+                else ""
+            )
+            + "; "
             f"thinning moved the AP / PR-AUC / max-F1 estimates by at most "
             f"{_fmt_e(self.thin_shift)} (largest over runs and band η), and every band and "
             "interval is re-centred on the exact value from the full counts; the AP and PR-AUC "
@@ -136,7 +152,8 @@ class _Uncertainty:
         """How flips were tested, and which were not (rendered in the flips section)."""
         text = (
             "Significance: a bootstrap band for the difference D(η) = M_A(η) − M_B(η), "
-            f"simultaneous over {BAND_GRID} log-spaced η of the range; a flip is significant "
+            f"simultaneous over {BAND_GRID} log-spaced η of the range ({PR_AUC_TEST_GRID} for "
+            "PR-AUC); a flip is significant "
             "only when the band excludes 0 with opposite signs on both sides. Paired (same "
             "examples) when both runs kept their scores on the same test set (at most "
             f"{MAX_PAIRED} paired comparisons); otherwise unpaired from each run's shared "
@@ -215,14 +232,18 @@ class _Uncertainty:
         iv = precision_interval(tp, fp, n_pos, n_neg, eta, confidence=self.opts.confidence)
         return float(iv.low), float(iv.high)
 
-    def bootstrap(self, name, c, etas, grid, sweep) -> dict[tuple, tuple[float, float]]:
+    def bootstrap(
+        self, name, c, etas, grid, sweep, full: bool = True
+    ) -> dict[tuple, tuple[float, float]]:
         """Table intervals, figure bands and flip-test replicates from ONE replicate set.
 
         One :func:`uncertainty.bootstrap_statistics` call per run (seeded per run) feeds every
         statistic: AP / PR-AUC / max-F1 at the table's prevalences (pointwise percentile
         intervals) and on the band grid (sup-t bands, and the replicates the flip tests
         reuse), minimum cost (percentile), the ROC band and the PR bands. ROC-AUC gets
-        DeLong's interval (also without bootstrap; not for weighted counts).
+        DeLong's interval (also without bootstrap; not for weighted counts). With
+        ``full=False`` (runs not drawn and not in the flip table) only the table's
+        prevalences are resampled: their intervals and the verdict's replicates.
         """
         out: dict[tuple, tuple[float, float]] = {}
         conf = self.opts.confidence
@@ -240,20 +261,29 @@ class _Uncertainty:
                     }
                 )
             return out
-        thin = thin_for_bootstrap(c, BOOT_POINTS).counts
+        thin = thin_for_bootstrap(c, BOOT_POINTS if full else BOOT_POINTS_REST).counts
+        self.n_rest += 0 if full else 1
         etas = np.asarray(etas, dtype=float)
         grid = np.asarray(grid, dtype=float)
         bidx = band_indices(grid.size)
         bgrid = grid[bidx]
-        all_eta = np.concatenate([etas, bgrid])
+        kidx = {
+            key: band_indices(grid.size, PR_AUC_TEST_GRID if key == "pr_auc" else BAND_GRID)
+            for key, _ in FLIP_METRICS
+        }
         cfp, cfn = self.opts.cost_fp, self.opts.cost_fn
         stats: dict[str, Any] = {
-            key: metric_statistic(thin, key, all_eta) for key, _ in FLIP_METRICS
+            key: metric_statistic(
+                thin, key, np.concatenate([etas, grid[kidx[key]]]) if full else etas
+            )
+            for key, _ in FLIP_METRICS
         }
         stats["cost"] = min_cost_statistic(thin, etas, cfp, cfn)
-        stats["roc"] = roc_statistic(thin)
+        if full:
+            stats["roc"] = roc_statistic(thin)
         pr_etas = [None, *self.opts.prevalences]
-        reps = bootstrap_statistics(thin, stats, b, self._seed(name, "shared"))
+        gen = self._seed(name, "shared")
+        reps = bootstrap_statistics(thin, stats, b, gen)
         # false positives carrying AP / PR-AUC / max-F1 at each eta (full counts): the sup-t
         # bands and percentile intervals are claimed only where >= MIN_FP_SUPPORT
         fp_tab = _fp_support_eta(c, etas)
@@ -279,6 +309,8 @@ class _Uncertainty:
             for j in range(ne):
                 out[(key, j)] = (float(low[j]), float(high[j]))
             self.point_reps.setdefault(name, {})[key] = (exact, r[:, :ne] + (exact - est_thin[:ne]))
+            if not full:
+                continue
             exact_b = np.asarray(sweep[key], dtype=float)[bidx]
             exact_band[key] = exact_b
             if key not in ROC_MAPPED_BANDS:
@@ -301,10 +333,15 @@ class _Uncertainty:
                     sup_band,
                     NOT_VALID_LABEL,
                 )
-            shift = exact_b - est_thin[ne:]
+            exact_r = np.asarray(sweep[key], dtype=float)[kidx[key]]
+            shift = exact_r - est_thin[ne:]
             self.thin_shift = max(self.thin_shift, float(np.max(np.abs(shift))))
-            # flip tests: this run's replicates on the band grid, shifted onto the exact curve
-            self.replicates.setdefault(name, {})[key] = (bgrid, exact_b, r[:, ne:] + shift)
+            # flip tests: this run's replicates on its test grid, shifted onto the exact curve
+            self.replicates.setdefault(name, {})[key] = (
+                grid[kidx[key]],
+                exact_r,
+                r[:, ne:] + shift,
+            )
         # minimum expected cost: percentile, shifted onto the exact values
         exact = np.atleast_1d(_curves.optimal_operating_point(c, etas, cfp, cfn).cost)
         est_thin = stats["cost"].estimate(thin)
@@ -313,8 +350,11 @@ class _Uncertainty:
         for j in range(ne):
             out[("cost", j)] = (float(lo_v[j]), float(hi_v[j]))
         self.point_reps.setdefault(name, {})["cost"] = (exact, reps["cost"] + (exact - est_thin))
+        if not full:
+            return out
         # ROC band: sup-t with the binomial (Jeffreys) scale floor for TPR, exactly the band of
         # uncertainty.roc_band (whose coverage tests/test_band_coverage.py checks)
+        # (and its Jeffreys pseudo-negative floor at low FPR, drawn from the same generator)
         rb = band_from_replicates(
             stats["roc"].estimate(thin),
             reps["roc"],
@@ -323,8 +363,9 @@ class _Uncertainty:
             metric="roc",
             confidence=conf,
             rate_n=thin.n_pos,
+            min_scale=(roc_low_fpr_floor(thin, stats["roc"].grid, b, gen), 0.0),
             method="count bootstrap asymmetric sup-t over FPR grid (arcsine-sqrt scale, binomial "
-            "scale floor)",
+            "scale floor, Jeffreys pseudo-negative floor at low FPR)",
         )
         self._bands.setdefault(("roc", None), {})[name] = (rb.grid, rb.low, rb.high, rb.label)
         self.roc_bands[name] = rb

@@ -80,7 +80,7 @@ def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts,
             finite = [i for i, x in enumerate(v) if math.isfinite(x)]
             best_i = None
             if finite:
-                best_i = (max if higher else min)(finite, key=lambda i: v[i] * (1 if higher else 1))
+                best_i = (max if higher else min)(finite, key=lambda i: v[i])
             for i, n in enumerate(order):
                 val, lo, hi = vals[i]
                 is_best = best_i is not None and ranks[i] == 1 and len(order) > 1
@@ -106,11 +106,11 @@ def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts,
                     exact = (
                         f"F1 at the operating point {fci(*alt)} (Clopper–Pearson box, exact)"
                         if key == "max_f1" and alt is not None
-                        else "precision at the operating point (Koopman interval, exact at "
-                        "every η)"
+                        else "precision at the operating point (Koopman interval, exact at every η)"
                     )
                     note_title = (
-                        f"interval not valid: {short:.0f} FP at this η carry the estimate. The "
+                        f"No interval: {short:.0f} false positive{'' if short == 1 else 's'} "
+                        "carry this estimate at this η. The "
                         "bootstrap cannot create unseen false positives, so no valid interval "
                         f"is shown. Exact alternative: {exact}."
                     )
@@ -133,15 +133,14 @@ def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts,
         ]
         if short_runs:
             footnotes.append(
-                "† No valid interval for AP / PR-AUC / max-F1: at this η these estimates are "
-                f"carried by fewer than {MIN_FP_SUPPORT} false positives ("
-                + ", ".join(f"{n}: interval not valid: {fp:.0f} FP at this η" for n, fp in
-                            short_runs[:6])
-                + (f", and {len(short_runs) - 6} more" if len(short_runs) > 6 else "")
-                + "), where the bootstrap interval does not cover (docs/statistics.md, "
-                "“Coverage”). Exact alternative: precision at the operating point (Koopman) and "
-                "F1 at its threshold (Clopper–Pearson box), both valid at every η."
-            )  # fmt: skip
+                "† No interval: at this η, AP, PR-AUC and max-F1 rest on fewer than "
+                f"{MIN_FP_SUPPORT} false positives ("
+                + ", ".join(f"{n}: {fp:.0f}" for n, fp in short_runs[:6])
+                + (f", and {len(short_runs) - 6} more runs" if len(short_runs) > 6 else "")
+                + "), where a bootstrap interval does not cover (docs/statistics.md, “Coverage”)."
+                " Judge these runs by the precision interval at the operating point (Koopman, "
+                "valid at every η)."
+            )
         rows = []
         lead_set = set(lead)
         for k, n in enumerate(order):

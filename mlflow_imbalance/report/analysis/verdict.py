@@ -79,6 +79,28 @@ def _order(values: Mapping[str, float], key: str) -> list[str]:
     return [names[i] for i in sorted(range(len(names)), key=k)]
 
 
+def criterion_orders(
+    counts: Mapping[str, RocCounts], etas: Sequence[float], opts: Any
+) -> dict[float, list[str]]:
+    """Each η's order of runs by the report's criterion, best first (exact values)."""
+    key = "cost" if opts.costs_given else opts.primary_metric
+    out = {}
+    for eta in etas:
+        if key == "cost":
+            vals = {
+                n: float(_curves.optimal_operating_point(c, eta, opts.cost_fp, opts.cost_fn).cost)
+                for n, c in counts.items()
+            }
+        elif key == "roc_auc":
+            vals = {n: float(_metrics.roc_auc(c)) for n, c in counts.items()}
+        else:
+            fn = {"ap": _metrics.average_precision, "pr_auc": _metrics.pr_auc,
+                  "max_f1": _metrics.max_f1}[key]  # fmt: skip
+            vals = {n: float(fn(c, eta)) for n, c in counts.items()}
+        out[float(eta)] = _order(vals, key)
+    return out
+
+
 def _paired(ra: Any, rb: Any) -> bool:
     if ra.scores is None or rb.scores is None or ra.digest is None or ra.digest != rb.digest:
         return False
@@ -128,14 +150,20 @@ def _test(
     sd = float(np.std(d, ddof=1))
     diff = float(ea[j] - eb[j])
     if not (sd > 0):
-        return (0.0 if diff == 0 else math.copysign(math.inf, diff)), (
-            1.0 if diff == 0 else 0.0
-        ), "bootstrap replicates without spread"
+        return (
+            (0.0 if diff == 0 else math.copysign(math.inf, diff)),
+            (1.0 if diff == 0 else 0.0),
+            "bootstrap replicates without spread",
+        )
     z = diff / sd
     p = float(2 * _sps.norm.sf(abs(z)))
-    return z, p, (
-        f"unpaired: the two runs' own count-bootstrap replicates ({ra.shape[0]} each), z = "
-        "difference / SD of the replicate differences, two-sided normal"
+    return (
+        z,
+        p,
+        (
+            f"unpaired: the two runs' own count-bootstrap replicates ({ra.shape[0]} each), z = "
+            "difference / SD of the replicate differences, two-sided normal"
+        ),
     )
 
 
@@ -175,7 +203,9 @@ def build_verdicts(
             the replicates do not hold it).
         opts: validated options (criterion, costs, confidence, bootstrap).
         unc: the report's uncertainty stage (``point_reps``: per-run replicates).
-        fmt: number formatter; feta: prevalence formatter; fint: integer formatter.
+        fmt: number formatter.
+        feta: prevalence formatter.
+        fint: integer formatter.
         seed_for: ``(seed, *parts) -> SeedSequence`` for the paired tests.
     """
     key = "cost" if opts.costs_given else opts.primary_metric
@@ -235,8 +265,7 @@ def build_verdicts(
                 if w != best:
                     picks.setdefault(w, []).append(_LABELS[k])
         disagree = "; ".join(
-            f"{' and '.join(ms)} {'favours' if len(ms) == 1 else 'favour'} {w}"
-            for w, ms in picks.items()
+            f"{_and(ms)} {'favours' if len(ms) == 1 else 'favour'} {w}" for w, ms in picks.items()
         )
         out.append(
             Verdict(
@@ -265,9 +294,27 @@ def build_verdicts(
                 more_data=more,
                 disagree=disagree,
                 text=_sentence(
-                    eta, best, key, label, vals, thr, prec, tpr, per, alerts, caught,
-                    runner, p, sig, more, disagree, opts, fmt, feta, fint,
-                ),  # fmt: skip
+                    eta,
+                    best,
+                    key,
+                    label,
+                    vals,
+                    thr,
+                    prec,
+                    tpr,
+                    per,
+                    alerts,
+                    caught,
+                    runner,
+                    p,
+                    sig,
+                    more,
+                    disagree,
+                    opts,
+                    fmt,
+                    feta,
+                    fint,
+                ),
             )
         )
     return out, orders
@@ -289,15 +336,15 @@ def _sentence(
         deploy = f"threshold {fmt(thr, 4)}"
     text = (
         f"At η = {feta(eta)}: ship {best} at {deploy} ({how}). Per {fint(per)} cases: "
-        f"{fint(round(alerts, 1))} alerts, {fint(round(caught, 1))} of {fint(round(per * eta, 1))}"
+        f"{count(alerts, fint)} alerts, {count(caught, fint)} of {count(per * eta, fint)}"
         f" positives caught; precision {fmt(prec, 3)}, recall {fmt(tpr, 3)}."
     )
     if runner is None:
         return text
     if sig is True:
-        text += f" Significantly better than {runner} ({_p(p)})."
+        text += f" Significantly better than {runner} ({_p(p, 1 - opts.confidence)})."
     elif sig is False:
-        text += f" A statistical tie with {runner} ({_p(p)}). {more}".rstrip()
+        text += f" A statistical tie with {runner} ({_p(p, 1 - opts.confidence)}). {more}".rstrip()
     else:
         text += f" Runner-up: {runner} (difference not tested)."
     if disagree:
@@ -305,7 +352,29 @@ def _sentence(
     return text
 
 
-def _p(p: float | None) -> str:
+def _and(items: Sequence[str]) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def count(x: float, fint: Any) -> str:
+    """A count of cases: whole numbers from 10 up, one decimal below."""
+    return fint(round(x)) if abs(x) >= 10 else fint(round(x, 1))
+
+
+def p_value_text(p: float, alpha: float = 0.05) -> str:
+    """``p`` with as few digits as keep it on its side of ``alpha`` (0.0499 is not "0.05")."""
+    if p < 1e-3:
+        return "< 0.001"
+    for d in (2, 3, 4, 6):
+        text = f"{p:.{d}g}"
+        if (float(text) < alpha) == (p < alpha):
+            return text
+    return f"{p:.6g}"
+
+
+def _p(p: float | None, alpha: float = 0.05) -> str:
     if p is None:
         return "p not computed"
-    return "p < 0.001" if p < 1e-3 else f"p = {p:.3f}"
+    text = p_value_text(p, alpha)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"

@@ -1,0 +1,124 @@
+"""Choosing a threshold for a deployment requirement, with bounds valid after the choice.
+
+References: Clopper-Pearson limits recomputed here from scipy's Beta quantiles, the
+Bonferroni level written out, and coverage by simulation from the discretised binormal model
+of ``tests/test_band_coverage.py`` (truth = the population's TPR and FPR at the chosen
+threshold).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from test_band_coverage import binormal_model, draw_counts
+
+from mlflow_imbalance import RocCounts, metrics
+from mlflow_imbalance import uncertainty as u
+
+
+def _cp(k, n, level):
+    a = 1 - level
+    lo = stats.beta.ppf(a / 2, k, n - k + 1) if k > 0 else 0.0
+    hi = stats.beta.ppf(1 - a / 2, k + 1, n - k) if k < n else 1.0
+    return lo, hi
+
+
+@pytest.fixture(scope="module")
+def counts():
+    rng = np.random.default_rng(1)
+    y = np.r_[np.ones(300, bool), np.zeros(30_000, bool)]
+    s = rng.normal(size=y.size) + 2.2 * y
+    return RocCounts.from_scores(y, s)
+
+
+def test_bounds_are_bonferroni_clopper_pearson_at_the_chosen_point(counts):
+    ch = u.choose_threshold(counts, 0.01, min_precision=0.2)
+    assert ch.feasible and ch.reason == ""
+    k = int(np.flatnonzero(counts.thresholds == ch.threshold)[0])
+    m = ch.n_candidates
+    level = 1 - 0.05 / (2 * m)
+    t_lo, t_hi = _cp(int(counts.tp[k]), counts.n_pos, level)
+    f_lo, f_hi = _cp(int(counts.fp[k]), counts.n_neg, level)
+    o = 0.01 / 0.99
+    assert ch.recall_low == pytest.approx(t_lo, rel=1e-9)
+    assert ch.recall_high == pytest.approx(t_hi, rel=1e-9)
+    assert ch.fpr_high == pytest.approx(f_hi, rel=1e-9)
+    assert ch.precision_low == pytest.approx(t_lo * o / (t_lo * o + f_hi), rel=1e-9)
+    assert ch.precision_high == pytest.approx(t_hi * o / (t_hi * o + f_lo), rel=1e-9)
+    assert ch.precision_low >= 0.2
+    prec = float(np.atleast_1d(metrics.precision(counts, 0.01))[k])
+    assert ch.precision == pytest.approx(prec, rel=1e-12)
+    assert ch.recall == pytest.approx(counts.tpr[k], rel=1e-12)
+    # the best recall among the candidates that qualify
+    cand = u.candidate_thresholds(counts)
+    for j in cand:
+        lo_t, _ = _cp(int(counts.tp[j]), counts.n_pos, level)
+        _, hi_f = _cp(int(counts.fp[j]), counts.n_neg, level)
+        if lo_t * o / (lo_t * o + hi_f) >= 0.2:
+            assert counts.tpr[j] <= ch.recall + 1e-12
+    assert "Bonferroni" in ch.method and ch.confidence == 0.95
+
+
+def test_recall_and_alert_budget_requirements(counts):
+    ch = u.choose_threshold(counts, 1e-3, min_recall=0.8)
+    assert ch.feasible and ch.recall_low >= 0.8
+    # fewest alerts among the qualifying candidates: the next-higher candidate fails
+    cand = u.candidate_thresholds(counts)
+    k = int(np.flatnonzero(counts.thresholds == ch.threshold)[0])
+    higher = cand[cand < k]
+    if higher.size:
+        m = ch.n_candidates
+        lo, _ = _cp(int(counts.tp[higher[-1]]), counts.n_pos, 1 - 0.05 / (2 * m))
+        assert lo < 0.8
+    al = u.choose_threshold(counts, 1e-3, max_alerts_per=(20, 10_000))
+    assert al.feasible and al.alerts_per["high"] <= 20 and al.alerts_per["per"] == 10_000
+    expected = 10_000 * (1e-3 * al.recall + (1 - 1e-3) * al.fpr)
+    assert al.alerts_per["expected"] == pytest.approx(expected, rel=1e-12)
+    both = u.choose_threshold(counts, 1e-3, min_recall=0.5, max_alerts_per=(20, 10_000))
+    assert not both.feasible or (both.recall_low >= 0.5 and both.alerts_per["high"] <= 20)
+
+
+def test_infeasible_requirement_says_why(counts):
+    ch = u.choose_threshold(counts, 1e-4, min_precision=0.999)
+    assert not ch.feasible and np.isnan(ch.threshold)
+    assert "no threshold meets" in ch.reason and ch.precision_low < 0.999
+    with pytest.raises(ValueError, match="at least one"):
+        u.choose_threshold(counts, 0.01)
+    with pytest.raises(ValueError, match="min_precision"):
+        u.choose_threshold(counts, 0.01, min_precision=1.5)
+    with pytest.raises(ValueError, match="max_alerts_per"):
+        u.choose_threshold(counts, 0.01, max_alerts_per=5)
+
+
+def test_bounds_stay_valid_after_selection():
+    """Coverage smoke test at P = 100, N = 10,000 (R = 150): the precision interval at the
+    threshold chosen for min_precision, and the precision/recall intervals at the max-F1 point
+    (``selected_point_interval``), contain the population values in >= 0.93 of test sets."""
+    m = binormal_model(2.0)
+    sets = draw_counts(np.random.default_rng(42), m, 100, 10_000, 150)
+    eta = 0.01
+    o = eta / (1 - eta)
+
+    def truth_at(thr):
+        j = int(np.flatnonzero(m["thr"] == thr)[0])
+        t, f = m["T"][j], m["F"][j]
+        return t * o / (t * o + f), t
+
+    hits_choice, hits_sel, tried = [], [], 0
+    for c in sets:
+        ch = u.choose_threshold(c, eta, min_precision=0.2)
+        if ch.feasible:
+            tried += 1
+            p, _ = truth_at(ch.threshold)
+            hits_choice.append(ch.precision_low <= p <= ch.precision_high)
+        _, thr = metrics.max_f1_point(c, eta)
+        k = int(np.searchsorted(-c.thresholds, -float(thr)))
+        sp = u.selected_point_interval(c, k, eta)
+        p, t = truth_at(c.thresholds[k])
+        hits_sel.append(
+            sp.precision_low <= p <= sp.precision_high and sp.recall_low <= t <= sp.recall_high
+        )
+    assert tried >= 50
+    assert np.mean(hits_choice) >= 0.93, np.mean(hits_choice)
+    assert np.mean(hits_sel) >= 0.93, np.mean(hits_sel)

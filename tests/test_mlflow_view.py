@@ -1,0 +1,553 @@
+"""A logged run as it looks in the MLflow UI: metric latest values, tags, the card, the figures.
+
+Two kinds of test:
+
+- on a temporary SQLite store: every logged metric's *latest* value (what the runs table shows
+  and sorts by) is the value at the prevalence its key names (no η in the key: the test
+  prevalence), checked against scikit-learn with negatives re-weighted to that η; the class
+  totals and test prevalence are tags, not metrics;
+- against a real ``mlflow server`` on 127.0.0.1 in real headless Chromium: the run's artifact
+  page shows the card (title = the run's name) and the PNG figures (pixel size, dpi and text
+  size at display size), next to MLflow's own ``evaluate(..., evaluators="default")`` figures;
+  the chart view overlays the runs' across-prevalence series once ``imb/log10_eta`` is chosen
+  as the x axis. Screenshots at 1400 and 800 px go to ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import mlflow
+import numpy as np
+import pytest
+from mlflow.tracking import MlflowClient
+from sklearn.metrics import (
+    average_precision_score,
+    f1_score,
+    precision_recall_curve,
+    precision_score,
+    roc_auc_score,
+)
+
+import mlflow_imbalance as mi
+from mlflow_imbalance import tracking
+from mlflow_imbalance.core import metrics as core_metrics
+from mlflow_imbalance.plots._style import PREVIEW_MIN_FONT_PT
+from mlflow_imbalance.tracking import keys
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).parent.parent / "test-artifacts"))
+
+
+def _data(seed: int, n: int = 6000, sep: float = 1.4):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.04).astype(int)
+    y[:2] = [0, 1]
+    return y, np.round(rng.normal(size=n) + sep * y, 3)
+
+
+def _weights(y: np.ndarray, eta: float) -> np.ndarray:
+    """Sample weights that move the test set to prevalence η (negatives re-weighted)."""
+    n_pos, n_neg = y.sum(), (1 - y).sum()
+    return np.where(y == 1, 1.0, n_pos * (1 - eta) / (eta * n_neg))
+
+
+def _max_f1_weighted(y, s, w):
+    """(max F1, its threshold, precision there) from scikit-learn's weighted PR curve."""
+    p, r, thr = precision_recall_curve(y, s, sample_weight=w)
+    p, r = p[:-1], r[:-1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
+    best = np.flatnonzero(f1 == f1.max())
+    k = best[np.argmax(thr[best])]  # the highest threshold on ties
+    return f1[k], thr[k], p[k]
+
+
+def _min_normalised_cost(y, s, eta, cfp, cfn):
+    """Lowest (1−η)·C_FP·FPR + η·C_FN·FNR over thresholds and the trivial answers, normalised."""
+    order = np.argsort(-s, kind="stable")
+    ys, ss = y[order], s[order]
+    last = np.r_[np.diff(ss) != 0, True]
+    tpr = np.r_[0.0, np.cumsum(ys)[last] / ys.sum()]
+    fpr = np.r_[0.0, np.cumsum(1 - ys)[last] / (1 - ys).sum()]
+    cost = (1 - eta) * cfp * fpr + eta * cfn * (1 - tpr)
+    return cost.min() / ((1 - eta) * cfp + eta * cfn)
+
+
+# --------------------------------------------------------------------------- SQLite store
+
+
+def test_latest_values_are_at_the_prevalence_the_key_names(tracking_uri):
+    y, s = _data(0)
+    cfp, cfn = 1.0, 30.0
+    with mlflow.start_run() as run:
+        mi.log_scores(y, s, prevalences=[1e-2, 1e-3], costs={"fp": cfp, "fn": cfn})
+    data = MlflowClient().get_run(run.info.run_id).data
+    test_eta = y.mean()
+    threshold = float(data.tags[keys.tag_key("test", "operating_threshold")])
+    pred = s >= threshold
+    counts = mi.RocCounts.from_scores(y, s)
+    checked = set()
+    for key, value in data.metrics.items():
+        parsed = keys.parse_metric_key(key)
+        assert parsed is not None, f"{key!r} does not follow the imb/<metric> [<η>] <name> layout"
+        metric, eta, name = parsed
+        assert name == "test"
+        eta = test_eta if eta is None else eta
+        w = _weights(y, eta)
+        if metric == "ap":
+            expected = average_precision_score(y, s, sample_weight=w)
+        elif metric == "max_f1":
+            expected = _max_f1_weighted(y, s, w)[0]
+        elif metric == "prec_f1":
+            expected = _max_f1_weighted(y, s, w)[2]
+        elif metric == "precision_op":
+            expected = precision_score(y, pred, sample_weight=w)
+        elif metric == "f1_op":
+            expected = f1_score(y, pred, sample_weight=w)
+        elif metric == "pr_auc":  # the η is what is checked here (the formula: test_metrics)
+            expected = core_metrics.pr_auc(counts, eta)
+        elif metric == "min_cost":
+            expected = _min_normalised_cost(y, s, eta, cfp, cfn)
+        elif metric == "log10_eta":
+            expected = math.log10(eta)
+        elif metric == "roc_auc":
+            expected = roc_auc_score(y, s)
+        elif metric.startswith("tpr_at_fpr_"):  # η-free: the TPR at an FPR budget
+            alpha = float(metric.removeprefix("tpr_at_fpr_"))
+            order = np.argsort(-s, kind="stable")
+            last = np.r_[np.diff(s[order]) != 0, True]
+            fp = np.cumsum(1 - y[order])[last] / (1 - y).sum()
+            tp = np.cumsum(y[order])[last] / y.sum()
+            expected = tp[fp <= alpha].max(initial=0.0)
+        else:
+            pytest.fail(f"unexpected metric {key!r}")
+        assert value == pytest.approx(expected, rel=1e-9, abs=1e-12), key
+        checked.add(metric)
+    assert checked >= {"ap", "max_f1", "prec_f1", "precision_op", "f1_op", "pr_auc", "min_cost"}
+    # the constants are tags, not metrics
+    for what, expected in (
+        ("n_pos", y.sum()),
+        ("n_neg", (1 - y).sum()),
+        ("test_prevalence", test_eta),
+    ):
+        assert float(data.tags[keys.tag_key("test", what)]) == pytest.approx(expected, rel=1e-12)
+        assert not any(what in k for k in data.metrics), what
+
+
+def test_keys_put_the_distinguishing_part_first():
+    k = keys.metric_key("validation", "max_f1", 2.5e-4)
+    assert k == "imb/max_f1 2.5e-4 validation"
+    assert keys.parse_metric_key(k) == ("max_f1", 2.5e-4, "validation")
+    assert keys.metric_key("test", "ap") == "imb/ap test"
+    assert keys.parse_metric_key("imbalance/test/ap") is None
+    # compact: no zero-padded exponents, no '+', nothing MLflow refuses
+    assert [keys.eta_label(e) for e in (1e-4, 0.5, 0.01, 0.99999)] == [
+        "1e-4",
+        "5e-1",
+        "1e-2",
+        "1e0",
+    ]
+
+
+def test_runs_view_url():
+    assert (
+        tracking.runs_view_url("http://127.0.0.1:5000/", "7")
+        == "http://127.0.0.1:5000/#/experiments/7/runs?workflowType=machine_learning"
+    )
+    assert tracking.runs_view_url("sqlite:///mlflow.db", 0).startswith("http://127.0.0.1:5000/#/")
+
+
+def test_summary_reads_top_down(tracking_uri):
+    y, s = _data(1, n=1500)
+    with mlflow.start_run() as run:
+        mi.log_scores(y, s, prevalences=[1e-3], log_figures=False, extra_summary={"note": "x"})
+    local = MlflowClient().download_artifacts(
+        run.info.run_id, "imbalance/test/summary.json", tempfile.mkdtemp()
+    )
+    order = list(json.loads(Path(local).read_text()))
+    assert order[:3] == ["schema", "schema_version", "name"]
+    assert order.index("headline") < order.index("sweep") < order.index("package_version")
+    assert order[-1] == "files"
+    assert mi.load_counts(run.info.run_id).n_pos == y.sum()  # the manifest still verifies
+
+
+# --------------------------------------------------------------------------- real server + UI
+
+
+class _Chromium:
+    """Headless Chromium driven over the DevTools protocol (see tests/test_browser.py)."""
+
+    def __init__(self, width: int, height: int = 900) -> None:
+        from test_browser import DevTools
+
+        self.profile = tempfile.mkdtemp(prefix="mi-chromium-")
+        binary = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+        self.proc = subprocess.Popen(
+            [
+                binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update",
+                "--hide-scrollbars",
+                f"--user-data-dir={self.profile}", "--remote-debugging-port=0",
+                f"--window-size={width},{height}", "about:blank",
+            ],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+        port_file = Path(self.profile) / "DevToolsActivePort"
+        deadline = time.monotonic() + 60
+        while not (port_file.exists() and port_file.read_text().count("\n") >= 1):
+            assert self.proc.poll() is None, "chromium exited early"
+            assert time.monotonic() < deadline, "chromium did not open its DevTools port"
+            time.sleep(0.1)
+        port = int(port_file.read_text().splitlines()[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
+            page = next(t for t in json.load(r) if t["type"] == "page")
+        self.dt = DevTools(page["webSocketDebuggerUrl"])
+        self.dt.send("Page.enable")
+        self.dt.send("Runtime.enable")
+        self.dt.send(
+            "Emulation.setDeviceMetricsOverride",
+            width=width, height=height, deviceScaleFactor=1, mobile=False,
+        )  # fmt: skip
+
+    def js(self, expression: str, context_id: int | None = None):
+        kw = {"contextId": context_id} if context_id is not None else {}
+        res = self.dt.send(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True, **kw
+        )
+        return res.get("result", {}).get("value")
+
+    def wait_for(self, expression: str, timeout: float = 60.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = self.js(expression)
+            if value:
+                return value
+            time.sleep(0.3)
+        raise TimeoutError(expression)
+
+    def go(self, url: str, ready: str) -> None:
+        self.dt.send("Page.navigate", url="about:blank")  # a fresh document for every page
+        time.sleep(0.3)
+        self.dt.send("Page.navigate", url=url)
+        self.wait_for(f"!!({ready})")
+        # MLflow 3 opens its assistant panel on the right: close it (as a user would)
+        self.js(
+            "[...document.querySelectorAll('button')].filter(b => /close/i.test("
+            "b.getAttribute('aria-label') || '') && b.getBoundingClientRect().left > "
+            "innerWidth * 0.6).forEach(b => b.click())"
+        )
+        time.sleep(1.5)
+
+    def send_to(self, session_id: str, method: str, **params) -> dict:
+        """A DevTools command to an attached target (flat session), as ``DevTools.send``."""
+        dt = self.dt
+        dt.next_id += 1
+        message = {"id": dt.next_id, "method": method, "params": params, "sessionId": session_id}
+        payload = json.dumps(message).encode()
+        mask = os.urandom(4)
+        n = len(payload)
+        if n < 126:
+            header = bytes([0x81, 0x80 | n])
+        elif n < 65536:
+            header = bytes([0x81, 0x80 | 126]) + struct.pack(">H", n)
+        else:
+            header = bytes([0x81, 0x80 | 127]) + struct.pack(">Q", n)
+        dt.sock.sendall(header + mask + bytes(c ^ mask[i % 4] for i, c in enumerate(payload)))
+        while True:
+            msg = dt._recv_message()
+            if msg.get("id") == dt.next_id:
+                if "error" in msg:
+                    raise RuntimeError(msg["error"])
+                return msg.get("result", {})
+            dt.events.append(msg)
+
+    def frame_title(self, url_prefix: str) -> str:
+        """``document.title`` inside the sandboxed iframe loaded from a URL.
+
+        MLflow previews HTML in an ``allow-scripts``-only iframe (an opaque origin, its own
+        process): the page's scripts cannot read it, so attach to its DevTools target.
+        """
+        deadline = time.monotonic() + 30
+        while True:
+            infos = self.dt.send("Target.getTargets")["targetInfos"]
+            target = next(
+                (t for t in infos if t["type"] == "iframe" and t["url"].startswith(url_prefix)),
+                None,
+            )
+            if target is not None or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        assert target is not None, f"no iframe target with a URL starting {url_prefix!r}"
+        session = self.dt.send("Target.attachToTarget", targetId=target["targetId"], flatten=True)
+        sid = session["sessionId"]
+        res = self.send_to(sid, "Runtime.evaluate", expression="document.title", returnByValue=True)
+        return res.get("result", {}).get("value")
+
+    def screenshot(self, path: Path) -> bytes:
+        png = base64.b64decode(self.dt.send("Page.captureScreenshot", format="png")["data"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(png)
+        return png
+
+    def close(self) -> None:
+        self.dt.close()
+        os.killpg(self.proc.pid, 15)
+        self.proc.wait(timeout=30)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def _png_info(png: bytes) -> tuple[int, int, float | None]:
+    """(width, height, dpi from the pHYs chunk or None) of a PNG file."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", png[16:24])
+    pos, dpi = 8, None
+    while pos < len(png):
+        length, kind = struct.unpack(">I4s", png[pos : pos + 8])
+        if kind == b"pHYs":
+            ppu_x, _, unit = struct.unpack(">IIB", png[pos + 8 : pos + 17])
+            dpi = round(ppu_x * 0.0254, 1) if unit == 1 else None  # pixels per metre
+        if kind == b"IDAT":
+            break
+        pos += 12 + length
+    return width, height, dpi
+
+
+@pytest.fixture(scope="module")
+def ui_runs(mlflow_server):
+    """Three runs logged through the server: our hook and MLflow's own default evaluator."""
+    import pandas as pd
+    from mlflow.tracking import _tracking_service
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+
+    previous = _tracking_service.utils._tracking_uri
+    mlflow.set_tracking_uri(mlflow_server)
+    try:
+        rng = np.random.default_rng(7)
+        n, d = 12000, 8
+        y = (rng.random(n) < 0.03).astype(int)
+        X = rng.normal(size=(n, d)) + np.outer(y, np.linspace(1.2, 0.1, d))
+        X[:, 3] += 0.8 * X[:, 0] ** 2 * y  # something non-linear for the models to differ on
+        half = n // 2
+        exp_id = mlflow.create_experiment(f"ui-{time.time_ns()}")
+        runs = {}
+        models = {
+            "logistic-regression": LogisticRegression(max_iter=500),
+            "naive-bayes": GaussianNB(),
+            "lda": LinearDiscriminantAnalysis(),
+        }
+        for run_name, model in models.items():
+            with mlflow.start_run(experiment_id=exp_id, run_name=run_name) as run:
+                model.fit(X[:half], y[:half])
+                s = model.predict_proba(X[half:])[:, 1]
+                mi.log_scores(y[half:], s, prevalences=[1e-2, 1e-3, 1e-4], costs=(1, 50))
+                if run_name == "naive-bayes":  # MLflow's own figures, for the comparison
+                    info = mlflow.sklearn.log_model(model, name="model")
+                    df = pd.DataFrame(X[half:], columns=[f"x{i}" for i in range(d)])
+                    df["label"] = y[half:]
+                    mlflow.models.evaluate(
+                        info.model_uri, df, targets="label", model_type="classifier",
+                        evaluators="default",
+                    )  # fmt: skip
+                runs[run_name] = run.info.run_id
+        yield {"url": mlflow_server, "experiment_id": exp_id, "runs": runs}
+    finally:
+        while mlflow.active_run() is not None:
+            mlflow.end_run()
+        mlflow.set_tracking_uri(previous)
+
+
+_IMAGES = (
+    "JSON.stringify([...document.images].filter(i => i.naturalWidth > 300 && i.clientWidth > 0)"
+    ".map(i => [i.naturalWidth, i.naturalHeight, i.clientWidth, i.clientHeight]))"
+)
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+@pytest.mark.server
+@pytest.mark.browser
+@pytest.mark.skipif(
+    not (Path(CHROMIUM).exists() or shutil.which("chromium")), reason="chromium not installed"
+)
+def test_run_in_the_mlflow_ui(ui_runs, width):
+    base, exp_id = ui_runs["url"], ui_runs["experiment_id"]
+    run_name = "naive-bayes"
+    run_id = ui_runs["runs"][run_name]
+    page = f"{base}/#/experiments/{exp_id}/runs/{run_id}/artifacts"
+    b = _Chromium(width)
+    try:
+        # the card: its <title> (inside MLflow's sandboxed iframe) names the run
+        b.go(f"{page}/imbalance/test/card.html", "document.querySelector('iframe')")
+        b.wait_for("document.querySelector('iframe').src.startsWith('blob:')")
+        time.sleep(1.0)
+        title = b.frame_title("blob:")
+        assert title.startswith(run_name), title
+        b.screenshot(ARTIFACTS / f"mlflow-card-{width}.png")
+
+        # our PR figure as MLflow previews it, then MLflow's own PR figure of the same run
+        shown = {}
+        for label, path in (
+            ("ours", "imbalance/test/pr.png"),
+            ("mlflow", "precision_recall_curve_plot.png"),
+        ):
+            b.go(f"{page}/{path}", f"{_IMAGES} !== '[]'")
+            shown[label] = json.loads(b.js(_IMAGES))[0]
+            b.screenshot(ARTIFACTS / f"mlflow-figure-{label}-{width}.png")
+        png = _get(f"{base}/get-artifact?path=imbalance/test/pr.png&run_uuid={run_id}")
+        w_px, h_px, dpi = _png_info(png)
+        assert dpi is not None and dpi >= 100, dpi
+        assert (w_px, h_px) == (shown["ours"][0], shown["ours"][1])
+        assert w_px >= 800 and h_px >= 500
+        scale = shown["ours"][2] / w_px  # display size / pixel size
+        smallest_text_px = PREVIEW_MIN_FONT_PT * dpi / 72.0 * scale
+        if width >= 1400:
+            assert scale == pytest.approx(1.0, abs=0.01)  # shown at full size: nothing shrinks
+            assert smallest_text_px >= 12.0, smallest_text_px
+        else:  # a narrow window shrinks every figure alike; ours are never smaller than MLflow's
+            assert shown["ours"][2] >= 0.9 * shown["mlflow"][2], shown
+        _side_by_side(
+            ARTIFACTS / f"mlflow-figure-ours-{width}.png",
+            ARTIFACTS / f"mlflow-figure-mlflow-{width}.png",
+            ARTIFACTS / f"mlflow-figures-side-by-side-{width}.png",
+        )
+    finally:
+        b.close()
+
+
+@pytest.mark.server
+@pytest.mark.browser
+@pytest.mark.skipif(
+    not (Path(CHROMIUM).exists() or shutil.which("chromium")), reason="chromium not installed"
+)
+def test_across_prevalence_chart_overlays_runs(ui_runs):
+    base, exp_id = ui_runs["url"], ui_runs["experiment_id"]
+    b = _Chromium(1400)
+    try:
+        b.go(
+            f"{base}/#/experiments/{exp_id}/runs?workflowType=machine_learning",
+            "document.querySelector('input[value=CHART]')",
+        )
+        b.js("document.querySelector('input[value=CHART]').click()")
+        b.wait_for("!!document.querySelector('[aria-label=\"Configure charts\"]')")
+        time.sleep(2.0)
+        _click(b, "[aria-label='Configure charts']")
+        _click(b, "[role=menuitem]", text="Metric")
+        x_key = keys.metric_key("test", keys.X_AXIS_METRIC)
+        item = (
+            f"[...document.querySelectorAll('[role=menuitemcheckbox]')]"
+            f".find(e => e.textContent.trim() === {json.dumps(x_key)})"
+        )
+        b.wait_for(f"!!{item}")
+        b.js(f"{item}.click()")
+        time.sleep(1.0)
+        b.js("void document.querySelector(\"input[placeholder='Search metric charts']\").focus()")
+        b.dt.send("Input.insertText", text="max_f1 test")
+        time.sleep(3.0)
+        # every run's series is drawn (one trace per run) in the filtered chart
+        traces = b.wait_for(
+            "document.querySelectorAll('.js-plotly-plot .scatterlayer .trace').length >= 3"
+            " && document.querySelectorAll('.js-plotly-plot .scatterlayer .trace').length"
+        )
+        assert traces >= 3
+        b.screenshot(ARTIFACTS / "mlflow-across-prevalence-1400.png")
+        # the x axis reads log10 η: ticks from about -6 to 0, not steps 0..41
+        ticks = json.loads(
+            b.js(
+                "JSON.stringify([...document.querySelectorAll('.js-plotly-plot .xtick text')]"
+                ".map(t => t.textContent))"
+            )
+        )
+        values = [float(t.replace("−", "-")) for t in ticks if t.strip()]
+        assert values and min(values) <= -4 and max(values) <= 0, ticks
+        # the chart's own full-screen button: the same chart, large (the docs' screenshot)
+        _click(b, "[data-component-id='fullscreen_button_chartcard']")
+        b.wait_for("!!document.querySelector('[role=dialog] .js-plotly-plot')")
+        time.sleep(2.0)
+        b.screenshot(ARTIFACTS / "mlflow-across-prevalence-full-1400.png")
+    finally:
+        b.close()
+
+
+def _click(b: _Chromium, selector: str, text: str | None = None) -> None:
+    """A real mouse click (pointer events) at the centre of the last matching element."""
+    find = (
+        f"(() => {{ const els = [...document.querySelectorAll({json.dumps(selector)})]"
+        f".filter(e => e.offsetParent !== null"
+        + (f" && e.textContent.trim() === {json.dumps(text)}" if text else "")
+        + "); if (!els.length) return null; const e = els[els.length - 1];"
+        " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
+        " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+    )
+    x, y = b.wait_for(find)
+    b.dt.send("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+    for kind in ("mousePressed", "mouseReleased"):
+        b.dt.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+    time.sleep(1.0)
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        return resp.read()
+
+
+def _side_by_side(left: Path, right: Path, out: Path) -> None:
+    """Two screenshots next to each other in one PNG (for the test log and the docs)."""
+    from matplotlib.image import imread, imsave
+
+    a, b = imread(left), imread(right)
+    h = max(a.shape[0], b.shape[0])
+    pad = [np.ones((h - im.shape[0], im.shape[1], im.shape[2]), dtype=im.dtype) for im in (a, b)]
+    gap = np.ones((h, 12, a.shape[2]), dtype=a.dtype) * 0.6
+    imsave(out, np.hstack([np.vstack([a, pad[0]]), gap, np.vstack([b, pad[1]])]))
+
+
+# --------------------------------------------------------------------------- preview figures
+
+
+def test_preview_figures_legends_inside_and_colours_apart():
+    from matplotlib.colors import to_rgb
+
+    from mlflow_imbalance import plots
+    from mlflow_imbalance.plots._style import PREVIEW_DPI
+
+    y, s = _data(3, n=20000)
+    c = mi.RocCounts.from_scores(y, s)
+    figs = plots.preview_figures(c, prevalences=[1e-2, 1e-3, 1e-4], cost_fp=1, cost_fn=50)
+    assert list(figs) == ["pr", "roc", "cost"]
+    assert list(plots.preview_figures(c, kinds=("pr",))) == ["pr"]
+    for key, fig in figs.items():
+        assert fig.dpi == PREVIEW_DPI >= 100
+        w, h = fig.get_size_inches() * fig.dpi
+        assert w >= 800 and h >= 500, (key, w, h)
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        box, legend = ax.get_window_extent(), ax.get_legend().get_window_extent()
+        # the legend sits inside the axes and takes a modest share of them
+        assert box.x0 <= legend.x0 and legend.x1 <= box.x1 and box.y0 <= legend.y0
+        assert legend.width * legend.height <= 0.3 * box.width * box.height, key
+        for text in fig.findobj(lambda a: hasattr(a, "get_fontsize") and a.get_visible()):
+            if getattr(text, "get_text", lambda: "x")():
+                assert text.get_fontsize() >= PREVIEW_MIN_FONT_PT, (key, text)
+    # one colour per prevalence, far apart (the P³ figure's 1e-3 and 1e-4 used to look alike)
+    curves = [ln for ln in figs["pr"].axes[0].get_lines() if (ln.get_gid() or "").startswith("pr:")]
+    rgb = np.array([to_rgb(ln.get_color()) for ln in curves])
+    assert len(curves) == 4
+    gaps = [np.abs(rgb[i] - rgb[j]).sum() for i in range(4) for j in range(i + 1, 4)]
+    assert min(gaps) >= 0.5, gaps
+    # the cost figure draws the envelope, not one line per operating point
+    cost_lines = [ln for ln in figs["cost"].axes[0].get_lines() if ln.get_gid() == "cost_envelope"]
+    assert len(cost_lines) == 1 and not figs["cost"].axes[0].collections
+    for fig in figs.values():
+        plots.close_figure(fig)
