@@ -12,7 +12,8 @@ from __future__ import annotations
 __all__ = ["CONTENT_SECURITY_POLICY", "csp_meta_tag"]
 
 CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "img-src data:; font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'"
 )
 
 

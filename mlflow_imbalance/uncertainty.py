@@ -10,8 +10,10 @@ Intervals at one operating point
     * :func:`likelihood_ratio_interval` / :func:`precision_interval` -- precision at prevalence
       ``eta`` depends on the operating point only through ``LR = TPR / FPR``:
       ``Prec = LR*o / (1 + LR*o)``, ``o = eta / (1 - eta)`` (Brabec et al. 2020, §2 eq. 8).
-      One interval for LR therefore gives a band valid for every ``eta`` at once. Default:
-      Koopman's (1984) score interval for a ratio of two binomial proportions; ``"box"``: the
+      One interval for LR therefore gives a band valid for every ``eta`` at once. Default
+      ``"koopman-cp"``: Koopman's (1984) score interval for a ratio of two binomial proportions
+      with its upper limit corrected for small false-positive counts (approximate; exact
+      coverage by enumeration >= 0.94, where plain ``"koopman"`` dips to 0.85); ``"box"``: the
       Brabec §5 box, Clopper-Pearson intervals for TPR and FPR each at level ``sqrt(1 - alpha)``
       (joint coverage >= ``1 - alpha`` because the two classes are sampled independently).
     * :func:`precision_uncertainty` -- Brabec's bound ``Delta <= max(CV_TPR, CV_FPR)``
@@ -33,9 +35,10 @@ Bands over whole curves
     * :func:`roc_band` -- bootstrap sup-t band (simultaneous over the grid; Montiel Olea &
       Plagborg-Moller 2019), or percentile bands labelled pointwise.
       :func:`pr_band` is the ROC band mapped through eq. 8 (:func:`pr_band_from_roc`):
-      simultaneous over every recall and every ``eta`` at once. :func:`p3_band` and
-      :func:`f1_band` are exact-method bands that are simultaneous over every ``eta`` (see their
-      docstrings). ``docs/statistics.md`` documents the choices and the coverage they have.
+      simultaneous over every recall and every ``eta`` at once. :func:`p3_band` (small-FP
+      corrected Koopman, approximate) and :func:`f1_band` (Clopper-Pearson box) are
+      simultaneous over every ``eta`` (see their docstrings). ``docs/statistics.md`` documents
+      the choices and the coverage they have.
 
 Comparing runs and choosing a threshold
     * :func:`delong_test` (paired, same examples) and :func:`delong_test_unpaired` (counts of

@@ -11,6 +11,8 @@ from sklearn.metrics import roc_curve
 
 from mlflow_imbalance import CountsAccumulator, RocCounts, merge_counts
 from mlflow_imbalance.core import _kernels as counts_mod
+from mlflow_imbalance.core.counts import MAX_STORED_THRESHOLDS
+from mlflow_imbalance.core.format import MAX_ARCHIVE_BYTES
 
 
 def _data(rng: np.random.Generator, n: int, prevalence: float, decimals: int | None = 1):
@@ -229,6 +231,24 @@ def test_reduce_rejects_bad_max_points():
     for bad in (1, 0, 2.5):
         with pytest.raises(ValueError, match=f"max_points must be an integer >= 2, got {bad!r}"):
             c.reduce(bad)
+
+
+def test_bounded_is_lossless_up_to_the_bound_then_reduces():
+    rng = np.random.default_rng(11)
+    y, s = _data(rng, 5000, 0.5, None)
+    c = RocCounts.from_scores(y, s)
+    assert c.bounded() is c and c.bounded(c.n_thresholds) is c
+    small = c.bounded(100)
+    assert small.n_thresholds <= 100 and not small.is_exact
+    assert small == c.reduce(100)
+    assert 0 < small.max_tpr_error < 2 / 99 and 0 < small.max_fpr_error < 2 / 99
+    for bad in (1, 0, 2.5):
+        with pytest.raises(
+            ValueError, match=f"max_thresholds must be an integer >= 2, got {bad!r}"
+        ):
+            c.bounded(bad)
+    # What the default bound lets through always loads: 24 bytes a threshold, uncompressed.
+    assert MAX_STORED_THRESHOLDS * 3 * 8 + 4096 < MAX_ARCHIVE_BYTES
 
 
 @settings(max_examples=40, deadline=None)

@@ -65,8 +65,9 @@ def _keep_mask(tp: np.ndarray) -> np.ndarray:
 #   binary-searched among the sorted negatives (m searches, not n).
 # * merged: many distinct positive scores. Every score becomes an integer key ``2 k + label``
 #   (k an order-preserving injective map of the score, :func:`_float_keys`); one sort of the
-#   keys merges both classes, and a linear scan of the positives' places reads the counts off
-#   (:func:`_merged_rows`): the negatives below the j-th positive are its place minus j.
+#   keys merges both classes, and a linear scan reads the counts off (:func:`_merged_rows`): a
+#   run of equal keys' values is a threshold, its place minus the positives below it the
+#   negatives below it.
 
 #: Grid cells per distinct positive score in the lookup kernel, and the largest grid (its table
 #: stays in cache).

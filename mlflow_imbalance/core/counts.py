@@ -23,15 +23,16 @@ consecutive distinct positive scores, how many negatives fall in it and the lowe
 corner threshold). Three exact kernels (:mod:`mlflow_imbalance.core._kernels`) cover every
 prevalence, dtype and tie structure, each about one sort's worth of work or less:
 
-* few distinct positive scores (low prevalence, or rounded / discrete scores): every score is
+* grid -- few positives (low prevalence) with few, untied float64 scores: every score is
   bucketed into its gap with an exact uniform-grid lookup in a few vectorised O(n) passes; only
   the positives are sorted;
-* few positives otherwise: each class is sorted on its own (together no more work than one sort
-  of all scores) and the distinct positive scores are binary-searched among the sorted
-  negatives -- one search per distinct positive score, not per negative;
-* many distinct positive scores: each score becomes an integer key ``2 k + label`` (``k`` an
-  order-preserving injective map of its bits), one in-place sort of the keys merges both
-  classes, and one linear scan reads every threshold's counts off the positives' places.
+* split -- few positives otherwise, or heavily tied ones (rounded / discrete scores, whose sort
+  is cheap): each class is sorted on its own (together no more work than one sort of all
+  scores) and the distinct positive scores are binary-searched among the sorted negatives --
+  one search per distinct positive score, not per negative;
+* merged -- many distinct positive scores: each score becomes an integer key ``2 k + label``
+  (``k`` an order-preserving injective map of its bits), one in-place sort of the keys merges
+  both classes, and a linear scan of the sorted keys reads every threshold's counts off.
 
 float32 scores stay float32 (they sort faster; every float32 value is a float64 value), as do
 float64 scores that are all float32 values. Integer scores are exact: beyond 2**53 in magnitude

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from mlflow_imbalance._csp import CONTENT_SECURITY_POLICY
+
 logger = logging.getLogger(__name__)
 
 _TIMESTAMP_PREFIX = "Generated "
@@ -104,20 +106,12 @@ def _stable_seed(seed: int, *parts: str) -> np.random.SeedSequence:
 
 
 # ---------------------------------------------------------------------------------- scripts
-#: Content-Security-Policy of the page: inline scripts and styles, data: images, nothing else
-#: (no network at all; Vega runs with its CSP-safe expression interpreter, no eval).
-CSP = (
-    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-    "img-src data:; font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'"
-)
-
-
 def _csp() -> str:
-    try:
-        from mlflow_imbalance._csp import CSP as shared  # the reliability engineer's constant
-    except ImportError:
-        return CSP
-    return str(shared)
+    """The page's Content-Security-Policy (one constant for the report and the run card).
+
+    Vega runs with its CSP-safe expression interpreter, so no ``unsafe-eval`` is needed.
+    """
+    return CONTENT_SECURITY_POLICY
 
 
 def _cache_dir() -> Path:
