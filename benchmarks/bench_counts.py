@@ -16,8 +16,8 @@ the steadier of the two). It prints the ratios ours / np.sort and sklearn / ours
 memory of ``from_scores`` (``tracemalloc`` sees every numpy allocation, the result included)
 relative to the input arrays, and the number of stored thresholds, checks the counts against
 scikit-learn's, and marks the issue's targets at 10^7 scores: ours <= 1.2x np.sort for every
-row, >= 10x sklearn at prevalence <= 1e-3, peak extra memory <= 3x the input. A miss is
-reported, never hidden.
+row, >= 10x sklearn at prevalence <= 1e-3, peak extra memory <= 3x the input, each judged on
+the worse of the wall and CPU ratios. A miss is reported, never hidden.
 
 It then checks the two size bounds: 10^7 scores with 10^4 positives store in under 1 MB, and
 counts above ``MAX_STORED_THRESHOLDS`` are reduced by ``RocCounts.bounded`` with the error
@@ -139,13 +139,18 @@ def main() -> None:
                 flush=True,
             )
 
-    print(f"\ntargets (stated for n=10^7; this run n={args.n}):")
+    print(
+        f"\ntargets (stated for n=10^7; this run n={args.n}); judged on the worse of the wall "
+        "and CPU ratios, so load on a shared machine cannot flatter a row:"
+    )
     for prevalence, kind, r in rows:
         misses = []
-        if r["ours"] / r["sort"] > MAX_SORT_RATIO:
-            misses.append(f"{r['ours'] / r['sort']:.2f}x np.sort > {MAX_SORT_RATIO}x")
-        if prevalence <= 1e-3 and r["sklearn"] / r["ours"] < MIN_SKLEARN_RATIO:
-            misses.append(f"{r['sklearn'] / r['ours']:.1f}x sklearn < {MIN_SKLEARN_RATIO:g}x")
+        sort_ratio = max(r["ours"] / r["sort"], r["ours_cpu"] / r["sort_cpu"])
+        skl_ratio = min(r["sklearn"] / r["ours"], r["sklearn_cpu"] / r["ours_cpu"])
+        if sort_ratio > MAX_SORT_RATIO:
+            misses.append(f"{sort_ratio:.2f}x np.sort > {MAX_SORT_RATIO}x")
+        if prevalence <= 1e-3 and skl_ratio < MIN_SKLEARN_RATIO:
+            misses.append(f"{skl_ratio:.1f}x sklearn < {MIN_SKLEARN_RATIO:g}x")
         if r["memory"] > MAX_MEMORY_RATIO:
             misses.append(f"memory {r['memory']:.2f}x > {MAX_MEMORY_RATIO:g}x")
         verdict = "met" if not misses else "MISSED: " + "; ".join(misses)

@@ -25,6 +25,7 @@ _LAZY = {
     "load_scores": "mlflow_imbalance.tracking",
     "list_counts": "mlflow_imbalance.tracking",
     "autolog": "mlflow_imbalance.tracking",
+    "flush": "mlflow_imbalance.tracking",
     "build_report": "mlflow_imbalance.report.build",
     "Report": "mlflow_imbalance.report.model",
     "metrics": "mlflow_imbalance.metrics",

@@ -482,3 +482,38 @@ def test_scores_file_deflates_only_members_that_shrink(tmp_path):
         with np.load(path, allow_pickle=False) as npz:  # plain numpy reads it, exactly
             np.testing.assert_array_equal(npz["y_true"], y)
             np.testing.assert_array_equal(npz["y_score"], s)
+
+
+def test_log_scores_keeps_large_int64_and_float32_scores_exact(tracking_uri):
+    """int64 scores above 2**53 stay distinct thresholds and float32 scores keep their values
+    through log_scores and load_counts (reference: scikit-learn's roc_curve on the same data)."""
+    import mlflow
+    from sklearn.metrics import roc_curve
+
+    rng = np.random.default_rng(11)
+    n = 4000
+    y = (rng.random(n) < 0.1).astype(int)
+    base = 2**60
+    s_int = base + 1024 * rng.integers(0, 300, size=n, dtype=np.int64)  # exact in float64
+    s32 = rng.normal(size=n).astype(np.float32)
+    for name, s in (("big_int", s_int), ("f32", s32)):
+        with mlflow.start_run():
+            logged = mi.log_scores(y, s, name=name, n_bootstrap=0, log_figures=False)
+        c = mi.load_counts(logged.run_id, name=name)
+        _, _, thr = roc_curve(y, s, drop_intermediate=False)
+        assert c.n_pos == int(y.sum()) and c.n_neg == int(n - y.sum())
+        # every threshold where a positive scores is kept by the lossless compression
+        pos_thr = np.unique(s[y == 1])
+        kept = np.isin(pos_thr.astype(np.float64), c.thresholds)
+        assert kept.all()
+        # cumulative counts at each stored threshold, counted directly on the original values
+        sv = s.astype(np.float64)
+        tp_ref = (sv[y == 1][:, None] >= c.thresholds[None, :]).sum(axis=0)
+        fp_ref = (sv[y == 0][:, None] >= c.thresholds[None, :]).sum(axis=0)
+        np.testing.assert_array_equal(c.tp, tp_ref)
+        np.testing.assert_array_equal(c.fp, fp_ref)
+        # and scikit-learn sees as many distinct thresholds where positives score
+        assert np.isin(c.thresholds, thr.astype(np.float64)).all()
+    colliding = np.array([2**60, 2**60 + 1] * 10, dtype=np.int64)
+    with mlflow.start_run(), pytest.raises(ValueError, match="y_score"):
+        mi.log_scores(np.tile([0, 1], 10), colliding, n_bootstrap=0)

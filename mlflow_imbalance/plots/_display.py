@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mlflow_imbalance.plots._common import _counts_from_predictions
-from mlflow_imbalance.plots._style import _axes, _shown_by_pyplot, _style, new_axes
+from mlflow_imbalance.plots._style import _axes, _literal_texts, _shown_by_pyplot, new_axes
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from typing import Self
@@ -82,10 +82,10 @@ class Display:
         return cls.from_counts(counts, *args, **kwargs)
 
     def _plot_with(self, ax: Axes | None, draw: Callable[[Any], None]) -> Self:
-        """Run ``draw(ax)`` inside our styling on ``ax`` or new axes; remember them."""
-        with _style():
-            ax = _axes(ax)
-            draw(ax)
+        """Run ``draw(ax)`` on ``ax`` or new (styled) axes, user text drawn literally."""
+        ax = _axes(ax)
+        draw(ax)
+        _literal_texts(ax.figure)
         self.ax_ = ax
         self.figure_ = ax.figure
         return self

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from mlflow_imbalance.plots._style import _legend_kw
+
 #: Legend entries wider than this wrap onto further lines, so a long band or method label
 #: cannot push the axes out of the figure (constrained layout would collapse them).
 _LEGEND_WIDTH = 36
@@ -101,9 +103,7 @@ def _legend(ax: Any, extra: Sequence[Any] = (), where: str | None = "outside") -
                 loc="upper left",
                 bbox_to_anchor=(1.01, 1.0),
                 borderaxespad=0.0,
-                handlelength=2.4,
-                ncol=ncol,
-                fontsize=fontsize,
+                **_legend_kw(ax, handlelength=2.4, ncol=ncol, fontsize=fontsize),
             )
             return
         from matplotlib.transforms import ScaledTranslation
@@ -119,9 +119,7 @@ def _legend(ax: Any, extra: Sequence[Any] = (), where: str | None = "outside") -
             bbox_to_anchor=(0.5, 0.0),
             bbox_transform=below_xlabel,
             borderaxespad=0.0,
-            handlelength=2.4,
-            ncol=ncol,
-            fontsize=fontsize,
+            **_legend_kw(ax, handlelength=2.4, ncol=ncol, fontsize=fontsize),
         )
         if len(fig.axes) == 1:  # grow the figure so that the plot keeps its size
             lines = [lab.count("\n") + 1 for lab in labels]
@@ -137,6 +135,6 @@ def _legend(ax: Any, extra: Sequence[Any] = (), where: str | None = "outside") -
                     right=0.97,  # the right-hand room is not needed any more
                 )
     elif where == "inside":
-        ax.legend(handles, labels, loc="lower right", handlelength=2.4)
+        ax.legend(handles, labels, **_legend_kw(ax, loc="lower right", handlelength=2.4))
     else:
         raise ValueError(f"legend must be 'outside', 'inside' or None, got {where!r}")

@@ -1,11 +1,14 @@
-"""Styling shared by every figure: palette, run colours, ``rc_context``, new axes, tick labels.
+"""Styling shared by every figure: palette, run colours, per-artist styling, new axes, ticks.
 
-Global ``rcParams`` are never changed: :func:`_style` applies our settings inside
-:func:`matplotlib.rc_context` while our own artists are created. New figures are plain
-:class:`matplotlib.figure.Figure` objects with an Agg canvas (:func:`new_axes`), except when a
-plot is asked to make its own figure (``ax=None``) in a notebook or interactive pyplot session:
-then the figure is made through :mod:`matplotlib.pyplot` so that the session shows it (see
-:func:`_pyplot_session`).
+Global ``rcParams`` are never read for our styling nor written: every setting of :data:`_STYLE`
+(and :data:`_PREVIEW_STYLE` for the MLflow previews) is passed to the artists themselves --
+spines, grid and tick label sizes when the axes are made (:func:`_apply_axes_style`), font size
+and weight of titles (:func:`_set_title`) and legends (:func:`_legend_kw`), line widths where
+lines are drawn. So figures can be drawn from several threads at once, and a user's own
+``rcParams`` are left alone. New figures are plain :class:`matplotlib.figure.Figure` objects with
+an Agg canvas (:func:`new_axes`), except when a plot is asked to make its own figure
+(``ax=None``) in a notebook or interactive pyplot session: then the figure is made through
+:mod:`matplotlib.pyplot` so that the session shows it (see :func:`_pyplot_session`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import hashlib
 import math
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,14 +45,16 @@ _LIGHT = "#BBBBBB"
 _DEFAULT_FIGSIZE = (8.4, 4.8)
 _DEFAULT_DPI = 110
 
+#: Our styling, in rcParams' key names but never written to rcParams: applied to the artists
+#: (see the module docstring). SVG output keeps matplotlib's defaults (glyphs as paths, path
+#: simplification); :func:`~mlflow_imbalance.plots.export.figure_to_svg` makes its ids
+#: deterministic.
 _STYLE: dict[str, Any] = {
     "font.size": 9.5,
     "axes.titlesize": 10.5,
     "axes.titlepad": 10.0,
     "axes.titleweight": "bold",
-    # A fixed title height skips matplotlib's per-draw search for decorations above the axes
-    # (about a fifth of the drawing time); the top spine and ticks are off, so nothing collides.
-    "axes.titley": 1.0,
+    "axes.titley": 1.0,  # a fixed title height (see _set_title)
     "axes.labelsize": 9.5,
     "legend.fontsize": 8.5,
     "legend.frameon": False,
@@ -62,9 +67,6 @@ _STYLE: dict[str, Any] = {
     "grid.linewidth": 0.6,
     "axes.axisbelow": True,
     "lines.linewidth": 1.6,
-    "svg.fonttype": "path",  # glyphs as paths: no font files or external references
-    "svg.hashsalt": "mlflow-imbalance",  # deterministic ids in SVG output
-    "path.simplify": True,
 }
 
 #: The MLflow preview figures (:func:`mlflow_imbalance.plots.preview_figures`): sized for MLflow's
@@ -100,13 +102,74 @@ _PREVIEW_STYLE: dict[str, Any] = {
 }
 
 
-@contextlib.contextmanager
-def _preview_style() -> Iterator[None]:
-    """The preview figures' styling (larger text), applied only while they are drawn."""
-    import matplotlib
+def _style_of(ax: Any) -> dict[str, Any]:
+    """The style an axes was made with (:data:`_STYLE` for axes made elsewhere)."""
+    return getattr(ax, "_mlflow_imbalance_style", _STYLE)
 
-    with _RC_LOCK, matplotlib.rc_context(_PREVIEW_STYLE):  # one thread at a time: see _RC_LOCK
-        yield
+
+def _apply_axes_style(ax: Any, style: dict[str, Any]) -> None:
+    """Style a new axes through its own artists (no rcParams): spines, grid, ticks, labels."""
+    ax._mlflow_imbalance_style = style
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.set_axisbelow(True)
+    ax.grid(True, color=style["grid.color"], linewidth=style["grid.linewidth"])
+    ax.tick_params(axis="x", labelsize=style["xtick.labelsize"])
+    ax.tick_params(axis="y", labelsize=style["ytick.labelsize"])
+    ax.xaxis.label.set_fontsize(style["axes.labelsize"])
+    ax.yaxis.label.set_fontsize(style["axes.labelsize"])
+
+
+def _set_title(ax: Any, text: str, **kwargs: Any) -> Any:
+    """``ax.set_title`` with the axes' style: size, weight, pad, fixed height (1.0).
+
+    A fixed title height skips matplotlib's per-draw search for decorations above the axes
+    (about a fifth of the drawing time); the top spine and ticks are off, so nothing collides.
+    """
+    style = _style_of(ax)
+    kw = {
+        "fontsize": style["axes.titlesize"],
+        "fontweight": style["axes.titleweight"],
+        "pad": style["axes.titlepad"],
+        "y": style["axes.titley"],
+        "parse_math": False,
+        **kwargs,
+    }
+    return ax.set_title(text, **kw)
+
+
+def _legend_kw(ax: Any, **kwargs: Any) -> dict[str, Any]:
+    """Keyword arguments of ``ax.legend`` for the axes' style (``kwargs`` take precedence)."""
+    style = _style_of(ax)
+    kw: dict[str, Any] = {"fontsize": style["legend.fontsize"], "frameon": style["legend.frameon"]}
+    if style["legend.frameon"]:
+        kw["framealpha"] = style["legend.framealpha"]
+        kw["edgecolor"] = style["legend.edgecolor"]
+    kw.update(kwargs)
+    return kw
+
+
+def _literal_texts(fig: Any) -> None:
+    r"""Draw every title, label, legend entry and annotation of ``fig`` as literal text.
+
+    User strings (run names, counts names, legend labels) may hold ``$``: with
+    ``parse_math=False`` matplotlib neither parses them as mathtext (``$\frac{$`` would fail
+    the figure) nor renders ``$x^2$`` as maths. Tick labels keep their formatters' output.
+    """
+    for ax in fig.axes:
+        texts = [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+        texts.extend(ax.texts)
+        legend = ax.get_legend()
+        if legend is not None:
+            texts.extend(legend.get_texts())
+            texts.append(legend.get_title())
+        for text in texts:
+            text.set_parse_math(False)
+    for legend in fig.legends:
+        for text in legend.get_texts():
+            text.set_parse_math(False)
+    for text in fig.texts:
+        text.set_parse_math(False)
 
 
 def preview_axes() -> Any:
@@ -114,30 +177,16 @@ def preview_axes() -> Any:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    with _preview_style():
-        fig = Figure(figsize=PREVIEW_FIGSIZE, dpi=PREVIEW_DPI)
-        FigureCanvasAgg(fig)
-        fig.subplots_adjust(left=0.1, right=0.975, bottom=0.13, top=0.9)
-        ax = fig.add_subplot()
+    fig = Figure(figsize=PREVIEW_FIGSIZE, dpi=PREVIEW_DPI)
+    FigureCanvasAgg(fig)
+    fig.subplots_adjust(left=0.1, right=0.975, bottom=0.13, top=0.9)
+    ax = fig.add_subplot()
+    _apply_axes_style(ax, _PREVIEW_STYLE)
     return ax
 
 
-#: ``rc_context`` saves the global rcParams, sets ours and restores the saved copy on exit;
-#: two threads overlapping there would restore each other's styling and leave it behind.
-#: Holding this lock across each styled block keeps the global rcParams as they were.
-_RC_LOCK = threading.RLock()
-
 #: Matplotlib's built-in backends that cannot show a figure on screen.
 _NON_INTERACTIVE = frozenset({"agg", "cairo", "pdf", "pgf", "ps", "svg", "template"})
-
-
-@contextlib.contextmanager
-def _style() -> Iterator[None]:
-    """Our styling, applied only while our artists are created (rcParams restored after)."""
-    import matplotlib
-
-    with _RC_LOCK, matplotlib.rc_context(_STYLE):  # one thread at a time: see _RC_LOCK
-        yield
 
 
 # --------------------------------------------------------------------------- figures
@@ -168,12 +217,13 @@ def new_axes(
         raise ValueError(f"ncols must be at least 1, got {plain(ncols)!r}")
     if layout not in ("constrained", "fixed"):
         raise ValueError(f"layout must be 'constrained' or 'fixed', got {layout!r}")
-    with _style():
-        fig = Figure(figsize=figsize, layout="constrained" if layout == "constrained" else None)
-        FigureCanvasAgg(fig)
-        if layout == "fixed":
-            fig.subplots_adjust(left=0.085, right=0.6, bottom=0.115, top=0.91, wspace=0.3)
-        axes = fig.subplots(1, ncols, squeeze=True)
+    fig = Figure(figsize=figsize, layout="constrained" if layout == "constrained" else None)
+    FigureCanvasAgg(fig)
+    if layout == "fixed":
+        fig.subplots_adjust(left=0.085, right=0.6, bottom=0.115, top=0.91, wspace=0.3)
+    axes = fig.subplots(1, ncols, squeeze=True)
+    for ax in np.atleast_1d(axes):
+        _apply_axes_style(ax, _STYLE)
     return axes
 
 
@@ -241,9 +291,10 @@ def _axes(ax: Any) -> Any:
     pyplot = _pyplot_session()
     if pyplot is None:
         return new_axes()
-    with _style():
-        fig = pyplot.figure(figsize=_DEFAULT_FIGSIZE, layout="constrained")
-        return fig.add_subplot()
+    fig = pyplot.figure(figsize=_DEFAULT_FIGSIZE, layout="constrained")
+    ax = fig.add_subplot()
+    _apply_axes_style(ax, _STYLE)
+    return ax
 
 
 # --------------------------------------------------------------------------- colours

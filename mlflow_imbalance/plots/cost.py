@@ -19,6 +19,7 @@ from mlflow_imbalance.plots._style import (
     _fmt_eta,
     _proxy_line,
     _run_styles,
+    _set_title,
     _vline_label,
 )
 
@@ -172,7 +173,7 @@ class CostCurveDisplay(Display):
             ax.set_ylim(0.0, 0.55)
             ax.set_xlabel("probability cost PC(+) = η·C_FN / (η·C_FN + (1−η)·C_FP)")
             ax.set_ylabel("normalised expected cost")
-            ax.set_title(f"Cost curves (C_FP = {cost_fp:g}, C_FN = {cost_fn:g})", loc="left")
+            _set_title(ax, f"Cost curves (C_FP = {cost_fp:g}, C_FN = {cost_fn:g})", loc="left")
             _legend(ax, extra, legend)
 
         return self._plot_with(ax, draw)

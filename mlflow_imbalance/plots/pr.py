@@ -34,6 +34,7 @@ from mlflow_imbalance.plots._style import (
     _proxy_line,
     _run_styles,
     _set_log,
+    _set_title,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -231,7 +232,7 @@ class PrecisionRecallDisplay(Display):
                 )
             else:
                 which = "η = " + ", ".join(_fmt_eta(e) for e in etas if e is not None)
-            ax.set_title(f"Precision–recall at {which}", loc="left")
+            _set_title(ax, f"Precision–recall at {which}", loc="left")
             _legend(ax, extra, legend)
 
         return self._plot_with(ax, draw)
@@ -484,7 +485,7 @@ class P3Display(Display):
             ax.set_ylim(-0.01, 1.01)
             ax.set_xlabel("prevalence η (log scale)")
             ax.set_ylabel("precision at η")
-            ax.set_title("P³: precision of fixed operating points against prevalence", loc="left")
+            _set_title(ax, "P³: precision of fixed operating points against prevalence", loc="left")
             _legend(ax, extra, legend)
 
         return self._plot_with(ax, draw)

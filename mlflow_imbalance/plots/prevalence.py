@@ -27,7 +27,13 @@ from mlflow_imbalance.plots._common import (
 )
 from mlflow_imbalance.plots._display import Display
 from mlflow_imbalance.plots._legend import _legend
-from mlflow_imbalance.plots._style import _proxy_line, _run_styles, _set_log, _vline_label
+from mlflow_imbalance.plots._style import (
+    _proxy_line,
+    _run_styles,
+    _set_log,
+    _set_title,
+    _vline_label,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from typing import Self
@@ -252,8 +258,8 @@ class PrevalenceDisplay(Display):
             ax.set_xlim(float(all_eta.min()), float(all_eta.max()))
             ax.set_xlabel("prevalence η (log scale)")
             ax.set_ylabel(metric_label)
-            ax.set_title(
-                f"{metric_label[:1].upper()}{metric_label[1:]} against prevalence", loc="left"
+            _set_title(
+                ax, f"{metric_label[:1].upper()}{metric_label[1:]} against prevalence", loc="left"
             )
             _legend(ax, extra, legend)
 
@@ -506,7 +512,7 @@ class SampleSizeDisplay(Display):
             title = "Sample-size adequacy"
             if label:
                 title += f" ({label})"
-            ax.set_title(title, loc="left")
+            _set_title(ax, title, loc="left")
             _legend(ax, extra, legend)
 
         return self._plot_with(ax, draw)

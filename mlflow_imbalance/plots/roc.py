@@ -32,6 +32,7 @@ from mlflow_imbalance.plots._style import (
     _proxy_line,
     _run_styles,
     _set_log,
+    _set_title,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -302,7 +303,8 @@ class RocDisplay(Display):
                 ax.set_xlabel("false positive rate FPR")
             ax.set_ylim(-0.01, 1.01)
             ax.set_ylabel("true positive rate TPR (recall)")
-            ax.set_title(
+            _set_title(
+                ax,
                 "ROC"
                 + (" (log FPR)" if log_fpr else "")
                 + (" with convex hull" if draw_hull else ""),
@@ -483,7 +485,7 @@ class BrocDisplay(Display):
             ax.set_ylim(-0.01, 1.01)
             ax.set_xlabel("Bayesian false alarm rate 1 − PPV = P(negative | alarm)")
             ax.set_ylabel("detection rate P_D (TPR)")
-            ax.set_title("B-ROC at η = " + ", ".join(_fmt_eta(e) for e in etas), loc="left")
+            _set_title(ax, "B-ROC at η = " + ", ".join(_fmt_eta(e) for e in etas), loc="left")
             _legend(ax, extra, legend)
 
         return self._plot_with(ax, draw)

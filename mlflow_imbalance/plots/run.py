@@ -21,8 +21,10 @@ from mlflow_imbalance.plots._style import (
     _LIGHT,
     PREVIEW_ETA_COLORS,
     _fmt_eta,
-    _preview_style,
+    _legend_kw,
+    _literal_texts,
     _set_log,
+    _set_title,
     new_axes,
     preview_axes,
 )
@@ -160,10 +162,14 @@ def preview_figures(
         "roc": lambda: _preview_roc(counts, rows, colors, labels, ops, name),
         "cost": lambda: _preview_cost(counts, rows, colors, labels, cost_fp, cost_fn, name),
     }
-    with _preview_style():
-        return {kind: draw[kind]() for kind in PREVIEW_KINDS if kind in kinds}
+    figs = {kind: draw[kind]() for kind in PREVIEW_KINDS if kind in kinds}
+    for fig in figs.values():
+        _literal_texts(fig)
+    return figs
 
 
+#: Width of the preview figures' curves (points).
+_LW = 2.0
 #: The model's own curve (ROC, cost envelope): a slate grey that no prevalence colour uses.
 _MODEL_COLOR = "#5A6B7B"
 #: Points per axis kept for drawing (a figure is ~840 px wide: finer detail is invisible).
@@ -207,7 +213,7 @@ def _preview_pr(c, eta_arr, rows, colors, labels, ops, name):
     for j, (e, _) in enumerate(rows):
         k = ops[e]
         ax.plot(recall, precision[j], color=colors[e], label=f"{labels[e]}  AP {ap[j]:.3f}",
-                gid=f"pr:{j}", zorder=3)  # fmt: skip
+                lw=_LW, gid=f"pr:{j}", zorder=3)  # fmt: skip
         p_k = float(np.atleast_1d(metrics.precision(c, e))[k])
         ax.plot([c.tpr[k]], [p_k], "o", color=colors[e], ms=7, mec="white", mew=1.2, zorder=4)
     ax.plot([], [], "o", color=_GREY, ms=7, mec="white", label="max-F1 point")
@@ -215,8 +221,8 @@ def _preview_pr(c, eta_arr, rows, colors, labels, ops, name):
     ax.set_ylim(-0.01, 1.02)
     ax.set_xlabel("recall (true-positive rate)")
     ax.set_ylabel("precision at prevalence η")
-    ax.set_title(f"Precision–recall by prevalence · {name}", loc="left")
-    ax.legend(loc="upper right")
+    _set_title(ax, f"Precision–recall by prevalence · {name}", loc="left")
+    ax.legend(**_legend_kw(ax, loc="upper right"))
     return ax.figure
 
 
@@ -233,7 +239,7 @@ def _preview_roc(c, rows, colors, labels, ops, name):
     ax.plot(hx, hy, color=_GREY, lw=1.3, ls="--", label="convex hull", zorder=2)
     x, y = _log_densify(fpr, tpr, x_min)
     auc = float(metrics.roc_auc(c))
-    ax.plot(x, y, color=_MODEL_COLOR, label=f"ROC  AUC {auc:.3f}", gid="roc", zorder=3)
+    ax.plot(x, y, color=_MODEL_COLOR, lw=_LW, label=f"ROC  AUC {auc:.3f}", gid="roc", zorder=3)
     chance = np.geomspace(x_min, 1.0, 50)
     ax.plot(chance, chance, color=_LIGHT, lw=1.0, ls=":", label="chance", zorder=1)
     for e, _ in rows:
@@ -245,8 +251,8 @@ def _preview_roc(c, rows, colors, labels, ops, name):
     ax.set_ylim(-0.01, 1.02)
     ax.set_xlabel("false-positive rate (log scale)")
     ax.set_ylabel("true-positive rate")
-    ax.set_title(f"ROC, logarithmic false-positive rate · {name}", loc="left")
-    ax.legend(loc="upper left")
+    _set_title(ax, f"ROC, logarithmic false-positive rate · {name}", loc="left")
+    ax.legend(**_legend_kw(ax, loc="upper left"))
     return ax.figure
 
 
@@ -267,6 +273,6 @@ def _preview_cost(c, rows, colors, labels, cost_fp, cost_fn, name):
     ax.set_ylim(0.0, 0.62)
     ax.set_xlabel("probability cost PC(+) = η·C_FN / (η·C_FN + (1−η)·C_FP)")
     ax.set_ylabel("normalised expected cost")
-    ax.set_title(f"Cost curve (C_FP = {cost_fp:g}, C_FN = {cost_fn:g}) · {name}", loc="left")
-    ax.legend(loc="upper right" if np.mean(pcs) < 0.5 else "upper left")
+    _set_title(ax, f"Cost curve (C_FP = {cost_fp:g}, C_FN = {cost_fn:g}) · {name}", loc="left")
+    ax.legend(**_legend_kw(ax, loc="upper right" if np.mean(pcs) < 0.5 else "upper left"))
     return ax.figure

@@ -54,6 +54,8 @@ Modules (imports point down this list; none imports mlflow at import time except
 - :mod:`~mlflow_imbalance.tracking.log`: :func:`log_scores`, :func:`log_counts`;
 - :mod:`~mlflow_imbalance.tracking.load`: :func:`load_summary`, :func:`load_counts`,
   :func:`load_scores`, :func:`list_counts`;
+- :mod:`~mlflow_imbalance.tracking._worker`: the background logging thread of autolog and the
+  callbacks (:func:`flush` waits for it);
 - :mod:`~mlflow_imbalance.tracking.autologging`: :func:`autolog`;
 - :mod:`~mlflow_imbalance.tracking.evaluator`: the ``imbalance`` MLflow evaluator plugin.
 """
@@ -72,6 +74,7 @@ from mlflow_imbalance.tracking._checks import (
     _client as _client,  # private, used by mlflow_imbalance.synthetic
 )
 from mlflow_imbalance.tracking._timing import last_timings
+from mlflow_imbalance.tracking._worker import flush
 from mlflow_imbalance.tracking.autologging import (
     _log_safely as _log_safely,  # private, used by mlflow_imbalance.integrations
 )
@@ -88,7 +91,7 @@ from mlflow_imbalance.tracking.headline import (
 )
 from mlflow_imbalance.tracking.keys import eta_label, metric_key, runs_view_url
 from mlflow_imbalance.tracking.load import list_counts, load_counts, load_scores, load_summary
-from mlflow_imbalance.tracking.log import LoggedCounts, log_counts, log_scores
+from mlflow_imbalance.tracking.log import LoggedCounts, PendingLog, log_counts, log_scores
 from mlflow_imbalance.tracking.summary import SUMMARY_FILENAME
 
 __all__ = [
@@ -107,9 +110,11 @@ __all__ = [
     "SWEEP_POINTS",
     "WEIGHTED_METHOD",
     "LoggedCounts",
+    "PendingLog",
     "Scores",
     "autolog",
     "eta_label",
+    "flush",
     "last_timings",
     "list_counts",
     "load_counts",

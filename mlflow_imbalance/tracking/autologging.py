@@ -30,6 +30,7 @@ from mlflow_imbalance.core.validation import (
     check_scores,
     check_weights,
 )
+from mlflow_imbalance.tracking import _worker
 from mlflow_imbalance.tracking._checks import (
     _check_costs,
     _check_prevalences,
@@ -42,7 +43,8 @@ from mlflow_imbalance.tracking._store import (
     resolve_uri,
     store_failure,
 )
-from mlflow_imbalance.tracking.log import LoggedCounts, log_scores
+from mlflow_imbalance.tracking.headline import DEFAULT_N_BOOTSTRAP
+from mlflow_imbalance.tracking.log import LoggedCounts, PendingLog, _log_scores, log_scores
 from mlflow_imbalance.tracking.summary import labels_digest, scores_digest
 
 logger = logging.getLogger(__name__)
@@ -122,13 +124,60 @@ def _log_with_budget(
         if reason is None:
             raise
         first = mark_dead(uri, run_id, reason)
-        message = (
-            f"mlflow-imbalance {source}: could not log scores: tracking server {uri} is "
-            f"unreachable ({reason}); later captures of run {run_id} are skipped without "
-            "waiting. Start the server (mlflow server ...) or log to a local store "
-            "(sqlite:///mlflow.db)"
-        )
-        return None, message if first else None
+        return None, _dead_message(source, uri, reason, run_id) if first else None
+
+
+def _dead_message(source: str, uri: str, reason: str, run_id: str) -> str:
+    return (
+        f"mlflow-imbalance {source}: could not log scores: tracking server {uri} is "
+        f"unreachable ({reason}); later captures of run {run_id} are skipped without "
+        "waiting. Start the server (mlflow server ...) or log to a local store "
+        "(sqlite:///mlflow.db)"
+    )
+
+
+def _in_background(
+    source: str,
+    tracking_uri: str | None,
+    warn: Callable[[str], None],
+    on_failure: Callable[[], None] | None = None,
+) -> Callable[..., None]:
+    """A ``defer`` for :func:`~mlflow_imbalance.tracking.log._log_scores`: the worker finishes.
+
+    The training thread has computed the counts and checked the store; the returned function
+    queues the rest (intervals, figures, card, upload) on the background thread
+    (:mod:`~mlflow_imbalance.tracking._worker`), under the same dead-server budget, and turns a
+    failure there into the same warning the synchronous path gives (never silent).
+    """
+    uri = resolve_uri(tracking_uri)
+
+    def defer(run_id: str, finish: Callable[[], Any], pending: Any) -> None:
+        def job() -> None:
+            message = None
+            try:
+                if is_dead(uri, run_id):
+                    logger.debug("%s: store %s unreachable earlier; skipped", source, uri)
+                else:
+                    with fail_fast_http():
+                        finish()
+            except Exception as exc:
+                reason = store_failure(uri, exc)
+                if reason is None:
+                    message = f"mlflow-imbalance {source}: could not log scores: {exc!r}"
+                    logger.debug(message, exc_info=True)
+                elif mark_dead(uri, run_id, reason):
+                    message = _dead_message(source, uri, reason, run_id)
+            finally:
+                if not pending.done():
+                    pending._set(None)
+                    if on_failure is not None:
+                        on_failure()
+            if message:
+                warn(message)
+
+        _worker.submit(run_id, job)
+
+    return defer
 
 
 @contextmanager
@@ -255,12 +304,17 @@ def _capture(source: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> 
                 "are not logged (raise it with mi.autolog(max_captures_per_run=...))",
             )
             return
+
+        def forget() -> None:  # a failed capture may be logged again later
+            with _lock:
+                _captures.get(run_id, {}).pop(digest, None)
+
         try:
             logged, message = _log_with_budget(
                 run_id,
                 None,
                 "autolog",
-                lambda: log_scores(
+                lambda: _log_scores(
                     is_pos,
                     s,
                     name=name,
@@ -271,6 +325,11 @@ def _capture(source: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> 
                     keep_scores=_config.keep_scores,
                     log_figures=_config.log_figures,
                     extra_summary={"source": "autolog", "captured_from": source},
+                    pos_label=None,
+                    tracking_uri=None,
+                    n_bootstrap=DEFAULT_N_BOOTSTRAP,
+                    seed=0,
+                    defer=_in_background("autolog", None, _warn, forget),
                 ),
             )
         except BaseException:
@@ -533,12 +592,21 @@ def autolog(
 
 
 def _log_safely(
-    y_true: Any, y_score: Any, *, source: str, strict: bool = False, **kwargs: Any
-) -> LoggedCounts | None:
+    y_true: Any,
+    y_score: Any,
+    *,
+    source: str,
+    strict: bool = False,
+    background: bool = True,
+    **kwargs: Any,
+) -> LoggedCounts | PendingLog | None:
     """:func:`log_scores` for training callbacks and plugins: failures warn, never raise.
 
     A failure (bad validation data, unreachable tracking server, ...) is logged and warned about
     and None is returned, so the user's training finishes; ``strict=True`` re-raises instead.
+    With ``background`` (and not ``strict``), the counts are computed and the store checked on
+    the calling thread, and the rest is finished by the background worker: a
+    :class:`~mlflow_imbalance.tracking.log.PendingLog` is returned (its failures warn too).
     """
     import mlflow
 
@@ -553,8 +621,10 @@ def _log_safely(
             str(run_id),
             kwargs.get("tracking_uri"),
             source,
-            lambda: log_scores(y_true, y_score, **kwargs),
-        )
+            (lambda: _log_scores(y_true, y_score, **_defaults(kwargs), defer=_in_background(
+                source, kwargs.get("tracking_uri"), _warn_always))) if background
+            else (lambda: log_scores(y_true, y_score, **kwargs)),
+        )  # fmt: skip
     except Exception as exc:
         if strict:
             raise
@@ -566,3 +636,18 @@ def _log_safely(
         logger.debug(message)
         warnings.warn(message, UserWarning, stacklevel=3)
     return logged
+
+
+def _warn_always(message: str) -> None:
+    warnings.warn(message, UserWarning, stacklevel=2)
+
+
+def _defaults(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` of :func:`log_scores` completed with its defaults (for ``_log_scores``)."""
+    params = inspect.signature(log_scores).parameters
+    unknown = set(kwargs) - set(params)
+    if unknown:
+        raise TypeError(f"log_scores() got unexpected keyword arguments {sorted(unknown)}")
+    full = {k: p.default for k, p in params.items() if p.kind is p.KEYWORD_ONLY}
+    full.update(kwargs)
+    return full

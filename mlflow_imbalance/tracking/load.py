@@ -26,6 +26,7 @@ from mlflow_imbalance.core.format import (
     MemberSpec,
     read_npy_archive,
 )
+from mlflow_imbalance.tracking import _worker
 from mlflow_imbalance.tracking._checks import (
     ARTIFACT_ROOT,
     Scores,
@@ -85,6 +86,7 @@ def load_summary(
         ValueError: the summary is not a valid mlflow-imbalance summary.
     """
     name = _check_name(name)
+    _worker.flush()  # pending background logs (autolog, callbacks) land first
     client = _client(tracking_uri)
     return _load_summary(client, run_id, name)
 
@@ -154,6 +156,7 @@ def load_counts(run_id: str, name: str = "test", *, tracking_uri: str | None = N
     the summary; the counts themselves are validated by :mod:`mlflow_imbalance.core.format`.
     """
     name = _check_name(name)
+    _worker.flush()  # pending background logs (autolog, callbacks) land first
     client = _client(tracking_uri)
     summary = _load_summary(client, run_id, name)
     with tempfile.TemporaryDirectory(prefix="mlflow-imbalance-") as tmp:
@@ -177,6 +180,7 @@ def load_scores(
     label digest.
     """
     name = _check_name(name)
+    _worker.flush()  # pending background logs (autolog, callbacks) land first
     client = _client(tracking_uri)
     summary = _load_summary(client, run_id, name)
     info = summary.get("scores")
@@ -212,6 +216,7 @@ def list_counts(run_id: str, *, tracking_uri: str | None = None) -> dict[str, di
     Folders without a valid ``summary.json`` (an interrupted first upload, foreign files) are
     left out, with a log message.
     """
+    _worker.flush()  # pending background logs (autolog, callbacks) land first
     client = _client(tracking_uri)
     out: dict[str, dict[str, Any]] = {}
     for name in _committed_names(client, run_id):

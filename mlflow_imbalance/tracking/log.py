@@ -15,14 +15,14 @@ import datetime as _dt
 import logging
 import math
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mlflow_imbalance._version import __version__
-from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.core.counts import RocCounts, _count_scores
 from mlflow_imbalance.core.format import COUNTS_FILENAME
 from mlflow_imbalance.core.validation import (
     as_1d_array,
@@ -89,6 +89,42 @@ class LoggedCounts:
         )
 
 
+class PendingLog:
+    """A logging call handed to the background thread (autolog captures, callbacks).
+
+    ``run_id``, ``name`` and ``artifact_path`` are known at once; :meth:`result` waits for the
+    upload and returns the :class:`LoggedCounts` (None when the background part failed, which
+    was warned about).
+    """
+
+    def __init__(self, run_id: str, name: str, artifact_path: str) -> None:
+        import threading
+
+        self.run_id = run_id
+        self.name = name
+        self.artifact_path = artifact_path
+        self._done = threading.Event()
+        self._result: LoggedCounts | None = None
+
+    def _set(self, result: LoggedCounts | None) -> None:
+        self._result = result
+        self._done.set()
+
+    def done(self) -> bool:
+        """Whether the background part has finished (or failed)."""
+        return self._done.is_set()
+
+    def result(self, timeout: float | None = None) -> LoggedCounts | None:
+        """The :class:`LoggedCounts` once uploaded (waits up to ``timeout`` s; None if failed)."""
+        if not self._done.wait(timeout):
+            raise TimeoutError(f"logging {self.name!r} to run {self.run_id} has not finished")
+        return self._result
+
+    def __repr__(self) -> str:
+        state = "done" if self.done() else "pending"
+        return f"PendingLog(run_id={self.run_id!r}, name={self.name!r}, {state})"
+
+
 def log_scores(
     y_true: Any,
     y_score: Any,
@@ -140,6 +176,44 @@ def log_scores(
         ValueError: on bad input (naming the argument), before anything is logged.
         mlflow.exceptions.MlflowException: unknown or deleted run, or the store failing.
     """
+    return _log_scores(  # type: ignore[return-value]
+        y_true,
+        y_score,
+        name=name,
+        prevalences=prevalences,
+        costs=costs,
+        run_id=run_id,
+        keep_scores=keep_scores,
+        pos_label=pos_label,
+        sample_weight=sample_weight,
+        log_figures=log_figures,
+        extra_summary=extra_summary,
+        tracking_uri=tracking_uri,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        defer=None,
+    )
+
+
+def _log_scores(
+    y_true: Any,
+    y_score: Any,
+    *,
+    name: str,
+    prevalences: Any,
+    costs: Any,
+    run_id: str | None,
+    keep_scores: bool | int | str,
+    pos_label: Any,
+    sample_weight: Any,
+    log_figures: bool,
+    extra_summary: Mapping[str, Any] | None,
+    tracking_uri: str | None,
+    n_bootstrap: int,
+    seed: int | None,
+    defer: Any,
+) -> LoggedCounts | PendingLog:
+    """:func:`log_scores`; with ``defer``, everything after the counts runs in the worker."""
     _check_log_options(
         name=name,
         prevalences=prevalences,
@@ -152,7 +226,8 @@ def log_scores(
         tracking_uri=tracking_uri,
     )
     y = as_1d_array(y_true, "y_true")
-    s = check_scores(y_score, "y_score")
+    # float32 stays float32; int64 beyond 2**53 is exact or refused (never silently merged)
+    s, s_lo, s_hi = _count_scores(y_score, "y_score")
     check_same_length([y, s], ["y_true", "y_score"])
     try:
         is_pos = binarize_labels(y, pos_label, name="y_true")
@@ -166,7 +241,7 @@ def log_scores(
     _warn_hard_labels(s)
     timer = _Timer()
     with timer.part("counts"):
-        counts = RocCounts._from_validated(is_pos, s, w, compress=True)
+        counts = RocCounts._from_validated(is_pos, s, w, compress=True, bounds=(s_lo, s_hi))
     internal = {"y_true_digest": labels_digest(is_pos, w), "n_examples": int(y.size)}
     return _log(
         counts,
@@ -182,6 +257,7 @@ def log_scores(
         n_bootstrap=n_bootstrap,
         seed=seed,
         timer=timer,
+        defer=defer,
     )
 
 
@@ -336,10 +412,9 @@ def _log(
     n_bootstrap: Any = DEFAULT_N_BOOTSTRAP,
     seed: Any = 0,
     timer: _Timer | None = None,
-) -> LoggedCounts:
-    import mlflow
-    from mlflow.entities import Metric, RunTag
-
+    defer: Callable[[str, Callable[[], LoggedCounts], PendingLog], None] | None = None,
+) -> LoggedCounts | PendingLog:
+    """Check the options, resolve the run; then write and upload, or hand that to ``defer``."""
     timer = timer or _Timer()
     name = _check_name(name)
     etas = _check_prevalences(prevalences)
@@ -351,6 +426,52 @@ def _log(
     run_id = _resolve_run(client, run_id)
     run_name = client.get_run(run_id).info.run_name  # the card's title
     artifact_path = f"{ARTIFACT_ROOT}/{name}"
+    if defer is not None:
+        # the training thread stops here: the counts are computed; the rest runs in the worker
+        if scores is not None:  # the caller may reuse its buffers once we return
+            scores = Scores(*(None if a is None else np.array(a, copy=True) for a in scores))
+        pending = PendingLog(run_id, name, artifact_path)
+
+        def finish() -> LoggedCounts:
+            result = _write_and_upload(
+                counts, client=client, run_id=run_id, run_name=run_name, name=name,
+                artifact_path=artifact_path, etas=etas, cost=cost, extra=extra, n_boot=n_boot,
+                seed=seed, scores=scores, internal=internal, log_figures=log_figures,
+                timer=_Timer(),
+            )  # fmt: skip
+            pending._set(result)
+            return result
+
+        defer(run_id, finish, pending)
+        return pending
+    return _write_and_upload(
+        counts, client=client, run_id=run_id, run_name=run_name, name=name,
+        artifact_path=artifact_path, etas=etas, cost=cost, extra=extra, n_boot=n_boot, seed=seed,
+        scores=scores, internal=internal, log_figures=log_figures, timer=timer,
+    )  # fmt: skip
+
+
+def _write_and_upload(
+    counts: RocCounts,
+    *,
+    client: Any,
+    run_id: str,
+    run_name: str | None,
+    name: str,
+    artifact_path: str,
+    etas: list[float],
+    cost: dict[str, float] | None,
+    extra: dict[str, Any],
+    n_boot: int,
+    seed: Any,
+    scores: Scores | None,
+    internal: dict[str, Any],
+    log_figures: bool,
+    timer: _Timer,
+) -> LoggedCounts:
+    """Compute the numbers, render figures and card in a temporary directory, then upload."""
+    import mlflow
+    from mlflow.entities import Metric, RunTag
 
     with tempfile.TemporaryDirectory(prefix="mlflow-imbalance-") as tmp:
         data_dir = Path(tmp) / "data"
@@ -365,7 +486,9 @@ def _log(
             steps = keys.sweep_metrics(name, series, headline, float(counts.prevalence))
         for table in (timer.parts, timer.cpu):  # report the intervals apart from the metrics
             table["metrics"] -= table.get("intervals", 0.0)
-        counts.save(data_dir / COUNTS_FILENAME)
+        # lossless up to MAX_STORED_THRESHOLDS, then the bounded-error reduction (its error is
+        # recorded in the file): whatever is logged always loads back
+        counts.bounded().save(data_dir / COUNTS_FILENAME)
         (data_dir / COUNTS_FILENAME).chmod(0o644)
         roles = {COUNTS_FILENAME: "counts"}
         scores_info = None

@@ -8,10 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from mlflow_imbalance.report.analysis._common import (
-    _METRIC_FN,
     _rank,
 )
-from mlflow_imbalance.stats.bands import MIN_FP_SUPPORT
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +34,6 @@ def _cell_values(p: Mapping[str, Any], key: str, j: int) -> tuple[float, Any, An
         ci = p["boot"].get(("cost", j))
         return float(p["cost"][j]), *(ci or (None, None))
     ci = p["boot"].get((key, j))
-    if ci is not None and _fp_short(p, j) is not None:
-        ci = None  # not valid there: neither shown as an interval nor used for ties
     return float(p[key][j]), *(ci or (None, None))
 
 
@@ -97,23 +93,6 @@ def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts,
                 elif tie:
                     classes.append("tie")
                 scale = per if key == "cost" else 1
-                mark, note_title, invalid = "", "", False
-                short = _fp_short(point[n], j) if key in _METRIC_FN else None
-                if short is not None:
-                    invalid = True
-                    mark = "†"
-                    alt = point[n]["f1_box"][j]
-                    exact = (
-                        f"F1 at the operating point {fci(*alt)} (Clopper–Pearson box, exact)"
-                        if key == "max_f1" and alt is not None
-                        else "precision at the operating point (Koopman interval, exact at every η)"
-                    )
-                    note_title = (
-                        f"No interval: {short:.0f} false positive{'' if short == 1 else 's'} "
-                        "carry this estimate at this η. The "
-                        "bootstrap cannot create unseen false positives, so no valid interval "
-                        f"is shown. Exact alternative: {exact}."
-                    )
                 cell_rows[n].append(
                     {
                         "value": fmt(val * scale, 4),
@@ -122,25 +101,9 @@ def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts,
                         "rank": ranks[i] if len(order) > 1 else None,
                         "best": is_best,
                         "tie": tie,
-                        "invalid": invalid,
-                        "mark": mark,
                         "classes": " ".join(classes),
-                        "title": note_title,
                     }
                 )  # fmt: skip
-        short_runs = [
-            (n, _fp_short(point[n], j)) for n in order if _fp_short(point[n], j) is not None
-        ]
-        if short_runs:
-            footnotes.append(
-                "† No interval: at this η, AP, PR-AUC and max-F1 rest on fewer than "
-                f"{MIN_FP_SUPPORT} false positives ("
-                + ", ".join(f"{n}: {fp:.0f}" for n, fp in short_runs[:6])
-                + (f", and {len(short_runs) - 6} more runs" if len(short_runs) > 6 else "")
-                + "), where a bootstrap interval does not cover (docs/statistics.md, “Coverage”)."
-                " Judge these runs by the precision interval at the operating point (Koopman, "
-                "valid at every η)."
-            )
         rows = []
         lead_set = set(lead)
         for k, n in enumerate(order):
@@ -220,14 +183,6 @@ def _roc_rows(runs, point, colors, fmt, fci, unc, conf) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-def _fp_short(p: Mapping[str, Any], j: int) -> float | None:
-    """False positives behind AP / PR-AUC / max-F1 at the table's j-th η when too few."""
-    fp = p["boot"].get(("fp_support", j))
-    if fp is None or fp[0] >= MIN_FP_SUPPORT:
-        return None
-    return fp[0]
 
 
 # ---------------------------------------------------------------------------------- adequacy
