@@ -1,26 +1,10 @@
-"""Ranking runs across prevalences: orders, exact flip points and whether a flip is real.
+"""Ranking runs across prevalences: the public ``ranking`` namespace.
 
 Brabec et al. (2020) §4 show that F1 and PR-AUC can rank two classifiers differently at
-different prevalences eta. This module finds where that happens:
-
-* :func:`flip_points` -- the eta* in a range where two runs swap on a metric. F1 at fixed
-  operating points has a closed form (derivation in :func:`f1_flip_point`); AP, PR-AUC and
-  max-F1 are found by sign changes of ``D(eta) = M_A(eta) - M_B(eta)`` on a log-eta grid,
-  refined with Brent's method.
-* Precision at a fixed threshold, recall (TPR) and FPR never flip: precision at eta is
-  ``LR*o/(1 + LR*o)``, increasing in ``LR = TPR/FPR`` for every eta, so its order is the LR
-  order; recall and FPR do not depend on eta. :func:`flip_points` returns no flips with that
-  reason instead of searching.
-* :func:`rank_runs` -- the order of several runs at each eta and every pairwise flip, plus
-  where a metric's order disagrees with the ROC-AUC order.
-* :func:`flip_significance` -- a paired bootstrap of ``D(eta)`` when both runs' scores on the
-  same examples are given (stratified resampling of examples, the same draw for both runs), or
-  an unpaired count bootstrap otherwise (conservative for positively correlated scores); a
-  simultaneous sup-t band over log eta, ``P(D > 0)`` per eta, significance of each flip and a
-  percentile interval for eta*.
-
-The code lives in :mod:`mlflow_imbalance.stats.ranking` and
-:mod:`mlflow_imbalance.stats.flip_significance`; this module re-exports their public names.
+different prevalences η. :func:`flip_points`, :func:`flip_table` and :func:`rank_runs` (in
+:mod:`mlflow_imbalance.stats.ranking`) find where the order of runs swaps;
+:func:`flip_significance` (in :mod:`mlflow_imbalance.stats.flip_significance`) says whether a
+flip is real. This module re-exports their public names.
 """
 
 from __future__ import annotations

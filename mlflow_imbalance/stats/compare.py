@@ -17,6 +17,7 @@ Every test returns a frozen :class:`ComparisonTest` with ``.z``, ``.p_value``, `
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -353,8 +354,11 @@ def _statistic(
 
 def _paired_count_replicates(
     y_true: Any, score_a: Any, score_b: Any, n_boot: int, rng: np.random.Generator
-) -> tuple[RocCounts, RocCounts, list[tuple[np.ndarray, ...]]]:
+) -> tuple[RocCounts, RocCounts, Iterator[tuple[np.ndarray, ...]]]:
     """Stratified paired bootstrap: per chunk ``(tp_a, fp_a, tp_b, fp_b)`` from the same weights.
+
+    Returns both runs' uncompressed counts and a lazy iterator over the chunks of replicates
+    (shared by :func:`paired_metric_test` and the flip significance test).
 
     Each replicate draws multinomial example weights within each class (resampling examples
     with replacement, class sizes fixed) and forms both runs' cumulative counts from them.
@@ -370,27 +374,28 @@ def _paired_count_replicates(
         idx = np.searchsorted(-c.thresholds, -s, side="left")
         runs.append((c, idx[is_pos], idx[~is_pos]))
     n_pos, n_neg = int(is_pos.sum()), int((~is_pos).sum())
-    chunk = max(1, int(2_000_000 // (n_pos + n_neg)))
-    up, un = np.full(n_pos, 1.0 / n_pos), np.full(n_neg, 1.0 / n_neg)
-    out: list[tuple[np.ndarray, ...]] = []
-    done = 0
-    while done < n_boot:
-        b = min(chunk, n_boot - done)
-        wp = rng.multinomial(n_pos, up, size=b)
-        wn = rng.multinomial(n_neg, un, size=b)
-        parts: list[np.ndarray] = []
-        for c, ip, ineg in runs:
-            k = c.n_thresholds
-            rows = np.arange(b)[:, None] * k
-            parts.append(
-                np.bincount((rows + ip).ravel(), wp.ravel(), b * k).reshape(b, k).cumsum(1)
-            )
-            parts.append(
-                np.bincount((rows + ineg).ravel(), wn.ravel(), b * k).reshape(b, k).cumsum(1)
-            )
-        out.append(tuple(parts))
-        done += b
-    return runs[0][0], runs[1][0], out
+
+    def chunks() -> Iterator[tuple[np.ndarray, ...]]:
+        # lazily, one chunk of replicates at a time: memory stays O(chunk * thresholds)
+        chunk = max(1, int(2_000_000 // (n_pos + n_neg)))
+        up, un = np.full(n_pos, 1.0 / n_pos), np.full(n_neg, 1.0 / n_neg)
+        done = 0
+        while done < n_boot:
+            b = min(chunk, n_boot - done)
+            wp = rng.multinomial(n_pos, up, size=b)
+            wn = rng.multinomial(n_neg, un, size=b)
+            parts: list[np.ndarray] = []
+            for c, ip, ineg in runs:
+                k = c.n_thresholds
+                rows = np.arange(b)[:, None] * k
+                for idx, w in ((ip, wp), (ineg, wn)):
+                    parts.append(
+                        np.bincount((rows + idx).ravel(), w.ravel(), b * k).reshape(b, k).cumsum(1)
+                    )
+            yield tuple(parts)
+            done += b
+
+    return runs[0][0], runs[1][0], chunks()
 
 
 def _boot_difference(
@@ -417,8 +422,9 @@ def _boot_difference(
         ca, cb, chunks = _paired_count_replicates(y_true, score_a, score_b, n_boot, rng)
         sa = _statistic(ca, metric, eta, cost_fp, cost_fn, max_fpr, standardized)
         sb = _statistic(cb, metric, eta, cost_fp, cost_fn, max_fpr, standardized)
-        ra = np.concatenate([sa(tpa, fpa)[:, 0] for tpa, fpa, _, _ in chunks])
-        rb = np.concatenate([sb(tpb, fpb)[:, 0] for _, _, tpb, fpb in chunks])
+        pairs = [(sa(tpa, fpa)[:, 0], sb(tpb, fpb)[:, 0]) for tpa, fpa, tpb, fpb in chunks]
+        ra = np.concatenate([p[0] for p in pairs])
+        rb = np.concatenate([p[1] for p in pairs])
     else:
         if counts_a is None or counts_b is None:
             raise ValueError("give counts_a and counts_b, or y_true, score_a and score_b")

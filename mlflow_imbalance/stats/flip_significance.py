@@ -20,11 +20,7 @@ import numpy as np
 
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.validation import (
-    as_1d_array,
-    binarize_labels,
     check_prevalence,
-    check_same_length,
-    check_scores,
 )
 from mlflow_imbalance.stats._batch import (
     _metric_batch,
@@ -35,6 +31,7 @@ from mlflow_imbalance.stats._batch import (
 from mlflow_imbalance.stats._checks import _check_confidence
 from mlflow_imbalance.stats.bands import _band_from_replicates
 from mlflow_imbalance.stats.bootstrap import _rng, bootstrap_counts
+from mlflow_imbalance.stats.compare import _paired_count_replicates
 from mlflow_imbalance.stats.ranking import FLIP_METRICS, FlipPoints, flip_points
 
 logger = logging.getLogger(__name__)
@@ -102,36 +99,19 @@ def _paired_replicates(
     examples with replacement, class sizes fixed), then forms both runs' per-threshold counts
     from the same weights. Cost O(B * n) plus the metric kernels.
     """
-    y = as_1d_array(y_true, "y_true")
-    sa = check_scores(score_a, "score_a")
-    sb = check_scores(score_b, "score_b")
-    check_same_length([y, sa, sb], ["y_true", "score_a", "score_b"])
-    is_pos = binarize_labels(y, name="y_true")
-    runs = []
-    for s in (sa, sb):
-        c = RocCounts.from_scores(is_pos, s, compress=False)
-        idx = np.searchsorted(-c.thresholds, -s, side="left")
-        runs.append((c, idx[is_pos], idx[~is_pos], _positive_columns(c)))
-    n_pos, n_neg = int(is_pos.sum()), int((~is_pos).sum())
-    chunk = max(1, int(2_000_000 // (n_pos + n_neg)))
+    ca, cb, chunks = _paired_count_replicates(y_true, score_a, score_b, n_boot, rng)
+    n_pos, n_neg = ca.n_pos, ca.n_neg
+    cols = (_positive_columns(ca), _positive_columns(cb))
+    cut = [
+        _threshold_column(c, thresholds[j]) if metric == "f1" and thresholds else None
+        for j, c in enumerate((ca, cb))
+    ]
     out = []
-    done = 0
-    up, un = np.full(n_pos, 1.0 / n_pos), np.full(n_neg, 1.0 / n_neg)
-    while done < n_boot:
-        b = min(chunk, n_boot - done)
-        wp = rng.multinomial(n_pos, up, size=b)
-        wn = rng.multinomial(n_neg, un, size=b)
-        vals = []
-        for j, (c, ip, ineg, cols) in enumerate(runs):
-            k = c.n_thresholds
-            rows = np.arange(b)[:, None] * k
-            tp = np.bincount((rows + ip).ravel(), wp.ravel(), b * k).reshape(b, k).cumsum(1)
-            fp = np.bincount((rows + ineg).ravel(), wn.ravel(), b * k).reshape(b, k).cumsum(1)
-            col = _threshold_column(c, thresholds[j]) if metric == "f1" and thresholds else None
-            vals.append(_metric_batch(metric, tp, fp, n_pos, n_neg, eta, cols, col))
-        out.append(vals[0] - vals[1])
-        done += b
-    return np.concatenate(out), runs[0][0], runs[1][0]
+    for tp_a, fp_a, tp_b, fp_b in chunks:
+        va = _metric_batch(metric, tp_a, fp_a, n_pos, n_neg, eta, cols[0], cut[0])
+        vb = _metric_batch(metric, tp_b, fp_b, n_pos, n_neg, eta, cols[1], cut[1])
+        out.append(va - vb)
+    return np.concatenate(out), ca, cb
 
 
 def _unpaired_replicates(
