@@ -128,7 +128,8 @@ def main() -> None:
             )
             if n >= 1_000_000:
                 ok = max(h_wall / b_wall, h_cpu / b_cpu) <= TARGET
-                verdicts.append(f"hook <= {TARGET}x baseline at {n:,}: {'met' if ok else 'NOT met'}")
+                verdict = "met" if ok else "NOT met"
+                verdicts.append(f"hook <= {TARGET}x baseline at {n:,}: {verdict}")
 
         n_train = 100_000
         y, s = _data(n_train, seed=1)

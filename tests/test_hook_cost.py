@@ -266,6 +266,21 @@ def test_user_strings_are_literal_text(name):
             assert t._preprocess_math(t.get_text()) == (t.get_text(), False)  # no mathtext
     svg = plots.figure_to_svg(disp.figure_)
     assert "<svg" in svg
+    # the plot functions the report uses, on axes it made
+    ax = plots.new_axes()
+    plots.plot_roc({name: c}, ax=ax)
+    assert any(name in t.get_text() for t in ax.get_legend().get_texts())
+    assert plots.figure_to_svg(ax.figure).startswith("<svg")
+
+
+def test_users_own_mathtext_elsewhere_is_left_alone():
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    mine, ours = fig.subplots(1, 2)
+    mine.set_title(r"$\alpha$")
+    plots.RocDisplay.from_counts({"run": _counts()}, ax=ours)
+    assert mine.title.get_parse_math() is True  # only the axes we drew on are made literal
 
 
 def test_run_named_like_mathtext_logs_its_figures(tracking_uri):

@@ -449,7 +449,7 @@ def test_report_bands_statistically_match_prevalence_band_after_thinning():
 
     y, s = binormal(1.5, n=20000, prev=0.05, seed=7)
     c = mi.RocCounts.from_scores(y, s)
-    unc, _, opts = _report_uncertainty(c, "r", [1e-4], n_boot=400)
+    unc, _, _opts = _report_uncertainty(c, "r", [1e-4], n_boot=400)
     grid = np.geomspace(1e-5, 0.5, 60)
     bgrid = grid[band_indices(grid.size)]
     for key in ("ap", "pr_auc", "max_f1"):

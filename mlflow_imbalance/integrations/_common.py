@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from mlflow_imbalance.tracking import LoggedCounts, _log_safely
+from mlflow_imbalance.tracking import LoggedCounts, PendingLog, _log_safely
 
 logger = logging.getLogger(__name__)
 
@@ -16,7 +16,12 @@ class ValidationLogger:
     """Mixin for callbacks that score a validation set at the end of training and log it.
 
     Scoring or logging failures warn and return None, so the user's training always finishes;
-    ``strict=True`` re-raises instead.
+    ``strict=True`` re-raises instead. Only the scoring and the counts (one sort) run on the
+    training thread: the rest of the logging is finished by the background thread
+    (:mod:`mlflow_imbalance.tracking._worker`), so :attr:`logged` is a
+    :class:`~mlflow_imbalance.tracking.PendingLog` (``.result()`` gives the
+    :class:`~mlflow_imbalance.tracking.LoggedCounts`); with ``strict=True`` logging is
+    synchronous and raises, and :attr:`logged` is the ``LoggedCounts``.
 
     Args:
         X_val: validation features, in whatever form the framework's model accepts.
@@ -37,9 +42,9 @@ class ValidationLogger:
         self.name = name
         self.strict = strict
         self.log_kwargs = log_kwargs
-        self.logged: LoggedCounts | None = None
+        self.logged: LoggedCounts | PendingLog | None = None
 
-    def _score_and_log(self, score: Callable[[], Any]) -> LoggedCounts | None:
+    def _score_and_log(self, score: Callable[[], Any]) -> LoggedCounts | PendingLog | None:
         """Call ``score()`` for the validation scores and log them; never raises unless strict."""
         try:
             scores = score()

@@ -7,8 +7,10 @@ registered in pyplot's global state and nothing has to be closed -- except in a 
 (inline backend) or an interactive pyplot session, where the figure is made through pyplot so
 that the session shows it (see :func:`mlflow_imbalance.plots._style._pyplot_session`; never from
 a thread other than the main one). Matplotlib is imported inside the functions, so
-``import mlflow_imbalance.plots`` stays cheap, and global ``rcParams`` are never changed:
-styling is applied inside :func:`matplotlib.rc_context` while our own artists are created.
+``import mlflow_imbalance.plots`` stays cheap, and global ``rcParams`` are never read for our
+styling nor changed: font sizes, colours, grid and legend frames are passed to the artists
+themselves, so figures can be drawn from several threads at once. Run names and other user
+strings are drawn as literal text (``parse_math=False``), never as mathtext.
 
 Computation and drawing are kept apart, as in scikit-learn's Display objects: each figure has a
 Display class (:class:`RocDisplay`, :class:`PrecisionRecallDisplay`, :class:`P3Display`,
@@ -41,7 +43,7 @@ Colours come from the Okabe & Ito colourblind-safe palette and are assigned per 
 :func:`run_colors`, deterministically (the same set of names always gets the same colours,
 independent of the order of the mapping).
 
-Modules: ``_style`` (palette, run colours, ``rc_context`` styling, new axes, log-axis labels),
+Modules: ``_style`` (palette, run colours, per-artist styling, new axes, log-axis labels),
 ``_legend`` (legend placement), ``_common`` (inputs, bands, η marks), ``_display`` (the Display
 base), ``roc`` (ROC, B-ROC), ``pr`` (PR, P³), ``prevalence`` (metric against η, sample size),
 ``cost`` (cost curves), ``run`` (the logging hook's per-run figures), ``export`` (PNG/SVG).

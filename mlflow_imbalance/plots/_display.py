@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mlflow_imbalance.plots._common import _counts_from_predictions
-from mlflow_imbalance.plots._style import _axes, _literal_texts, _shown_by_pyplot, new_axes
+from mlflow_imbalance.plots._style import _axes, _literal_axes, _shown_by_pyplot, new_axes
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from typing import Self
@@ -85,7 +85,7 @@ class Display:
         """Run ``draw(ax)`` on ``ax`` or new (styled) axes, user text drawn literally."""
         ax = _axes(ax)
         draw(ax)
-        _literal_texts(ax.figure)
+        _literal_axes(ax)
         self.ax_ = ax
         self.figure_ = ax.figure
         return self

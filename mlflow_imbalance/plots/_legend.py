@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mlflow_imbalance.plots._style import _legend_kw
+from mlflow_imbalance.plots._style import _legend_kw, _literal_axes
 
 #: Legend entries wider than this wrap onto further lines, so a long band or method label
 #: cannot push the axes out of the figure (constrained layout would collapse them).
@@ -87,6 +87,13 @@ def _legend(ax: Any, extra: Sequence[Any] = (), where: str | None = "outside") -
     legend's height so the plot keeps its size (fixed margins are moved to match; see
     :func:`_legend_placement`).
     """
+    try:
+        _place_legend(ax, extra, where)
+    finally:  # run names in titles, labels and legend entries are literal text, never mathtext
+        _literal_axes(ax)
+
+
+def _place_legend(ax: Any, extra: Sequence[Any], where: str | None) -> None:
     if where is None:
         return
     handles, labels = ax.get_legend_handles_labels()

@@ -149,22 +149,27 @@ def _legend_kw(ax: Any, **kwargs: Any) -> dict[str, Any]:
     return kw
 
 
-def _literal_texts(fig: Any) -> None:
-    r"""Draw every title, label, legend entry and annotation of ``fig`` as literal text.
+def _literal_axes(ax: Any) -> None:
+    r"""Draw the titles, axis labels, legend entries and annotations of ``ax`` as literal text.
 
     User strings (run names, counts names, legend labels) may hold ``$``: with
     ``parse_math=False`` matplotlib neither parses them as mathtext (``$\frac{$`` would fail
     the figure) nor renders ``$x^2$`` as maths. Tick labels keep their formatters' output.
     """
+    texts = [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+    texts.extend(ax.texts)
+    legend = ax.get_legend()
+    if legend is not None:
+        texts.extend(legend.get_texts())
+        texts.append(legend.get_title())
+    for text in texts:
+        text.set_parse_math(False)
+
+
+def _literal_texts(fig: Any) -> None:
+    """:func:`_literal_axes` for every axes of a figure we made, and its figure-level texts."""
     for ax in fig.axes:
-        texts = [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
-        texts.extend(ax.texts)
-        legend = ax.get_legend()
-        if legend is not None:
-            texts.extend(legend.get_texts())
-            texts.append(legend.get_title())
-        for text in texts:
-            text.set_parse_math(False)
+        _literal_axes(ax)
     for legend in fig.legends:
         for text in legend.get_texts():
             text.set_parse_math(False)
@@ -421,4 +426,5 @@ def _vline_label(
         fontsize=7.5,
         color=color,
         gid=label_gid,
+        parse_math=False,
     )

@@ -8,7 +8,7 @@ import re
 import sys
 from typing import TYPE_CHECKING
 
-from mlflow_imbalance.plots._style import _DEFAULT_DPI, _literal_texts
+from mlflow_imbalance.plots._style import _DEFAULT_DPI
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.figure import Figure
@@ -32,7 +32,6 @@ def figure_to_png(fig: Figure, dpi: int = _DEFAULT_DPI, *, close: bool = False) 
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
     buf = io.BytesIO()
-    _literal_texts(fig)  # user strings never parsed as mathtext
     fig.savefig(
         buf,
         format="png",
@@ -70,7 +69,6 @@ def figure_to_svg(fig: Figure, *, close: bool = False) -> str:
         The SVG document as text.
     """
     buf = io.StringIO()
-    _literal_texts(fig)  # user strings never parsed as mathtext
     fig.savefig(buf, format="svg", metadata={"Date": None})
     if close:
         close_figure(fig)
