@@ -1221,3 +1221,16 @@ def test_prevalence_band_from_roc_label_and_validation(small_counts):
     pointwise = u.roc_band(c, n_boot=20, seed=0, simultaneous=False)
     with pytest.raises(ValueError, match="simultaneous"):
         u.prevalence_band_from_roc(pointwise, [0.1], "ap")
+
+
+def test_prevalence_band_stays_inside_the_unit_interval():
+    """AP / PR-AUC / max-F1 bands never leave [0, 1] (max-F1's re-centring could, at low eta)."""
+    rng = np.random.default_rng(5)
+    y = (rng.random(20_000) < 0.01).astype(int)
+    c = RocCounts.from_scores(y, rng.normal(size=y.size) + 1.2 * y)
+    grid = np.geomspace(1e-5, 0.5, 25)
+    for metric in ("ap", "pr_auc", "max_f1"):
+        band = u.prevalence_band(c, metric, grid, n_boot=200, seed=1)
+        assert np.all(band.low >= 0.0) and np.all(band.high <= 1.0), metric
+        assert np.all(band.low <= band.estimate + 1e-12)
+        assert np.all(band.estimate <= band.high + 1e-12)

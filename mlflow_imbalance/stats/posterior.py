@@ -166,6 +166,9 @@ def band_from_draws(
     target = 1.0 - (1.0 - conf) / 2.0 if is_max else conf
     low, high, ext = credible_band(reps, conf, simultaneous, target)
     low, high = np.minimum(low, est), np.maximum(high, est)
+    # AP, PR-AUC and max-F1 lie in [0, 1]: clipping a bound to the parameter space never
+    # lowers coverage (the re-centring of max-F1 can push a lower bound below 0 at small eta)
+    low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
     ext["se"] = np.std(np.arcsin(np.sqrt(np.clip(reps, 0.0, 1.0))), axis=0, ddof=1)
     ext["supported"] = np.ones(est.size, dtype=bool)
     ext["pseudo_negatives"] = PSEUDO_NEGATIVES
