@@ -22,7 +22,7 @@ from typing import Any
 import lightgbm
 
 from mlflow_imbalance.integrations._common import ValidationLogger
-from mlflow_imbalance.tracking import LoggedCounts
+from mlflow_imbalance.tracking import LoggedCounts, PendingLog
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,8 @@ class ImbalanceCallback(ValidationLogger):
         **log_kwargs: passed to :func:`~mlflow_imbalance.log_scores`.
 
     Attributes:
-        logged: :class:`~mlflow_imbalance.tracking.LoggedCounts` of the last logging, or None.
+        logged: the last logging: a :class:`~mlflow_imbalance.tracking.PendingLog` (or
+            ``LoggedCounts`` with ``strict=True``), or None.
     """
 
     #: run after LightGBM's built-in callbacks (early stopping has order 30)
@@ -100,7 +101,9 @@ class ImbalanceCallback(ValidationLogger):
             if _is_early_stopping(cb) and not isinstance(cb, _StopNotifier):
                 callbacks[i] = _StopNotifier(cb, self)
 
-    def log_booster(self, booster: Any, num_iteration: int | None = None) -> LoggedCounts | None:
+    def log_booster(
+        self, booster: Any, num_iteration: int | None = None
+    ) -> LoggedCounts | PendingLog | None:
         """Score the validation set with ``booster`` and log (use after early stopping).
 
         Args:
@@ -108,7 +111,9 @@ class ImbalanceCallback(ValidationLogger):
             num_iteration: iterations to use; None = the best iteration when recorded, else all.
 
         Returns:
-            The logged counts, or None when logging failed (and warned).
+            A :class:`~mlflow_imbalance.tracking.PendingLog` (the counts are computed; the rest
+            is logged by the background worker, ``.result()`` waits for it), the
+            ``LoggedCounts`` with ``strict=True``, or None when logging failed (and warned).
         """
         booster = getattr(booster, "booster_", booster)
 
