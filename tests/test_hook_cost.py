@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import warnings
 
 import matplotlib
@@ -237,10 +238,15 @@ def test_drawing_from_four_threads_never_changes_rcparams():
     start.wait()
     changes: set[str] = set()
     reads = 0
+    deadline = time.monotonic() + 300
     while any(t.is_alive() for t in threads):  # the main thread reads rcParams meanwhile
         now = {k: v for k, v in matplotlib.rcParams.items() if k != "backend"}
         changes |= {k for k in before if before[k] != now[k]}
         reads += 1
+        # leave the GIL to the drawing threads (matplotlib serialises figure draws with one
+        # class-wide lock, so a tight loop here would starve them)
+        time.sleep(0.01)
+        assert time.monotonic() < deadline, "drawing threads did not finish"
     for t in threads:
         t.join()
     stop.set()
