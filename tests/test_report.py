@@ -683,3 +683,46 @@ def test_progress_false_is_silent_and_callable_gets_stages(capfd):
     build_report(counts, prevalences=[1e-3], n_bootstrap=0)  # not a terminal: plain lines
     err = capfd.readouterr().err
     assert "mlflow-imbalance report: bootstrap 2/2 done" in err and "\r" not in err
+
+
+def test_table_ties_use_the_test_on_the_draws_not_interval_overlap():
+    """'#k=' in the per-prevalence tables: not significantly different from the best by the
+    unpaired test on the runs' draws (recomputed here from the draws with scipy), not overlap."""
+    from scipy import stats as sps
+
+    y, s = binormal(1.2, n=4000, prev=0.1, seed=21)
+    rng = np.random.default_rng(22)
+    counts = {
+        "best": mi.RocCounts.from_scores(y, s),
+        "close": mi.RocCounts.from_scores(y, s + rng.normal(0, 0.1, s.size)),
+        "worse": mi.RocCounts.from_scores(y, np.where(y == 1, s - 0.9, s)),
+    }
+    rep = build_report(counts, prevalences=[1e-2], n_bootstrap=200, seed=3, progress=False)
+    table = rep.context["tables"][0]
+    keys = [c["key"] for c in table["columns"]]
+    j_ap = keys.index("ap")
+    cells = {r["name"]: r["cells"][j_ap] for r in table["rows"]}
+    best = next(n for n, c in cells.items() if c["best"])
+    from mlflow_imbalance.report.analysis import tables as tables_mod
+
+    checked = 0
+    for name, cell in cells.items():
+        if name == best:
+            assert not cell["tie"]
+            continue
+        # independent recomputation of the test from the report's own draws
+        reps = rep.context["point_reps"]
+        ea, ra = reps[name]["ap"]
+        eb, rb = reps[best]["ap"]
+        d = ra[:, 1] - rb[:, 1]
+        p = 2 * sps.norm.sf(abs((ea[1] - eb[1]) / np.std(d, ddof=1)))
+        assert cell["tie"] == (p >= 0.05)
+        checked += 1
+    assert checked == 2
+    assert not cells["worse"]["tie"]
+    # the helper itself: identical draws are a tie, well separated ones are not
+    r = np.random.default_rng(0).normal(0.5, 0.01, (400, 2))
+    reps = {"a": {"ap": (np.array([0.5, 0.5]), r)}, "b": {"ap": (np.array([0.5, 0.9]), r + 0.4)}}
+    assert tables_mod._not_worse(reps, "a", "b", "ap", 0, 0.95) is True
+    assert tables_mod._not_worse(reps, "a", "b", "ap", 1, 0.95) is False
+    assert tables_mod._not_worse(reps, "a", "c", "ap", 0, 0.95) is None

@@ -223,7 +223,10 @@ def build_context(
         notify("charts", 1, 1)
 
     # ------------------------------------------------------------ tables
-    tables = _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead)
+    tables = _tables(
+        runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead,
+        reps=getattr(unc, "point_reps", None),
+    )  # fmt: skip
     roc_rows = _roc_rows(runs, point, colors, fmt, fci, unc, conf)
 
     # ------------------------------------------------------------ warnings (first in report)
@@ -393,6 +396,9 @@ def build_context(
         "chart_ids": list(chart_specs),
         "bands_note": unc.bands_note,
         "adequacy": _adequacy_rows(runs, point, chosen, feta, fmt, fint),
+        # per run and metric: (exact values, draws) at the table's prevalences (test first),
+        # behind the table intervals, the ties and the verdict's unpaired test
+        "point_reps": dict(getattr(unc, "point_reps", {}) or {}),
         "adequacy_note": (
             "Brabec et al. (2020) §5: precision at η is only as good as the estimates of TPR "
             f"and FPR at the operating point ({op_rule}). “Relative width” is the half-width of "

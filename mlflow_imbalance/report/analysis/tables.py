@@ -7,6 +7,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+from scipy import stats as _sps
+
 from mlflow_imbalance.report.analysis._common import (
     _rank,
 )
@@ -37,8 +40,34 @@ def _cell_values(p: Mapping[str, Any], key: str, j: int) -> tuple[float, Any, An
     return float(p[key][j]), *(ci or (None, None))
 
 
-def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead):
-    """One table per prevalence (deployment prevalences first), runs as rows, best first."""
+def _not_worse(reps, a: str, b: str, key: str, j: int, conf: float) -> bool | None:
+    """Is run ``a`` not significantly different from the best run ``b`` on ``key`` at η_j?
+
+    The unpaired test of the verdict on the runs' own Bayesian count-bootstrap draws
+    (z = difference of the exact values / SD of the draw differences, two-sided normal at
+    level ``1 - conf``). None when either run has no draws there (then the caller falls back to
+    interval overlap).
+    """
+    if not reps or a not in reps or b not in reps or key not in reps[a] or key not in reps[b]:
+        return None
+    ea, ra = reps[a][key]
+    eb, rb = reps[b][key]
+    if j >= ra.shape[1] or j >= rb.shape[1]:
+        return None
+    sd = float(np.std(ra[:, j] - rb[:, j], ddof=1))
+    diff = float(ea[j] - eb[j])
+    if not sd > 0:
+        return diff == 0
+    return bool(2 * _sps.norm.sf(abs(diff / sd)) >= 1 - conf)
+
+
+def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead, reps=None):
+    """One table per prevalence (deployment prevalences first), runs as rows, best first.
+
+    A run is marked tied with the best (``#k=``) when the unpaired test on the Bayesian draws
+    finds no significant difference (AP, PR-AUC, max-F1, expected cost); for precision and
+    recall, which have analytic intervals and no draws, when the intervals overlap.
+    """
     cols = list(_COLS)
     per_of = {}
     if opts.costs_given:
@@ -81,7 +110,12 @@ def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts,
                 val, lo, hi = vals[i]
                 is_best = best_i is not None and ranks[i] == 1 and len(order) > 1
                 tie = False
-                if not is_best and best_i is not None and lo is not None and hi is not None:
+                tested = None
+                if not is_best and best_i is not None:
+                    tested = _not_worse(reps, n, order[best_i], key, j, opts.confidence)
+                if tested is not None:
+                    tie = tested
+                elif not is_best and best_i is not None and lo is not None and hi is not None:
                     b_lo, b_hi = vals[best_i][1], vals[best_i][2]
                     if b_lo is not None and b_hi is not None:
                         tie = (hi >= b_lo) if higher else (lo <= b_hi)
