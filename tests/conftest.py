@@ -203,3 +203,30 @@ def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
     finally:
         _stop(proc)
+
+
+# ------------------------------------------------------ figures (test_plots, test_displays)
+@pytest.fixture
+def ax():
+    """Axes of a plain Agg figure, outside pyplot."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    FigureCanvasAgg(fig)
+    return fig.add_subplot()
+
+
+@pytest.fixture
+def no_global_state():
+    """No pyplot figure is created and rcParams are unchanged (``usefixtures`` per module)."""
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    before_figs = plt.get_fignums()
+    before_rc = dict(matplotlib.rcParams)
+    yield
+    assert plt.get_fignums() == before_figs
+    after_rc = dict(matplotlib.rcParams)
+    changed = {k for k in before_rc if before_rc[k] != after_rc.get(k)}
+    assert not changed, f"rcParams changed: {sorted(changed)}"

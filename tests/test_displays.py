@@ -36,6 +36,9 @@ from mlflow_imbalance.plots._style import _pyplot_session
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # only to check that nothing is registered in pyplot
 
+#: every test: no pyplot figure is created and rcParams are unchanged (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_global_state")
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -54,25 +57,6 @@ def data():
     scores = {"narrow": sa, "wide": sb}
     counts = {n: RocCounts.from_scores(y, s, compress=False) for n, s in scores.items()}
     return y, scores, counts
-
-
-@pytest.fixture
-def ax():
-    fig = Figure()
-    FigureCanvasAgg(fig)
-    return fig.add_subplot()
-
-
-@pytest.fixture(autouse=True)
-def no_global_state():
-    """Every test: no pyplot figure is created and rcParams are unchanged."""
-    before_figs = plt.get_fignums()
-    before_rc = dict(matplotlib.rcParams)
-    yield
-    assert plt.get_fignums() == before_figs
-    after_rc = dict(matplotlib.rcParams)
-    changed = {k for k in before_rc if before_rc[k] != after_rc.get(k)}
-    assert not changed, f"rcParams changed: {sorted(changed)}"
 
 
 def _weights_at(y, eta):

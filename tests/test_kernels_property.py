@@ -14,34 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_curve
+from test_counts import _FORCE_KERNEL  # one definition of the kernel-forcing settings
 
 from mlflow_imbalance import CountsAccumulator, RocCounts
 from mlflow_imbalance.core import _kernels as kernels
 from mlflow_imbalance.core._kernels import _keep_mask
-
-#: Settings that send every input to one construction kernel (small data included).
-_FORCE_KERNEL = {
-    "grid": {
-        "_FEW_POSITIVES": 1 << 62,
-        "_GRID_MIN_NEGATIVES": 0,
-        "_GRID_MAX_POSITIVES": 1 << 62,
-        "_GRID_ONLY_UNTIED_FLOAT64": False,
-        "_SPLIT_MAX_POSITIVE_FRACTION": float(1 << 62),
-    },
-    "split": {
-        "_FEW_POSITIVES": 0,
-        "_TIED_FRACTION": -1.0,
-        "_GRID_MAX_POSITIVES": -1,
-        "_SPLIT_MAX_POSITIVE_FRACTION": float(1 << 62),
-    },
-    "merged": {
-        "_FEW_POSITIVES": 0,
-        "_TIED_FRACTION": -1.0,
-        "_GRID_MAX_POSITIVES": -1,
-        "_SPLIT_MAX_POSITIVE_FRACTION": -1.0,
-    },
-    "auto": {},
-}
 
 _KINDS = ["float64", "rounded", "float32", "float32_ties", "int64", "int64_wide", "signed_zeros"]
 

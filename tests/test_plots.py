@@ -30,6 +30,9 @@ from mlflow_imbalance.plots.roc import _log_densify
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # only to check that nothing is registered in pyplot
 
+#: every test: no pyplot figure is created and rcParams are unchanged (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("no_global_state")
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -59,25 +62,6 @@ def data():
 @pytest.fixture(scope="module")
 def runs(data):
     return {name: c for name, (_, _, c) in data.items()}
-
-
-@pytest.fixture
-def ax():
-    fig = Figure()
-    FigureCanvasAgg(fig)
-    return fig.add_subplot()
-
-
-@pytest.fixture(autouse=True)
-def no_global_state():
-    """Every test: no pyplot figure is created and rcParams are unchanged."""
-    before_figs = plt.get_fignums()
-    before_rc = dict(matplotlib.rcParams)
-    yield
-    assert plt.get_fignums() == before_figs
-    after_rc = dict(matplotlib.rcParams)
-    changed = {k for k in before_rc if before_rc[k] != after_rc.get(k)}
-    assert not changed, f"rcParams changed: {sorted(changed)}"
 
 
 def _line(ax, gid):
