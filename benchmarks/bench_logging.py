@@ -5,14 +5,17 @@ Usage::
     nice -n 10 python benchmarks/bench_logging.py [--sizes 100000 1000000] [--repeats 5]
 
 Everything is measured in this process, into a temporary SQLite tracking store, after one
-warm-up of each (imports, fonts, the store's schema); printed are medians of ``repeats``:
+warm-up of each (imports, fonts, the store's schema), the variants interleaved in each repeat;
+printed are medians of ``repeats``:
 
 - per size: the wall and process-CPU time of the baseline
   (``sklearn.metrics.RocCurveDisplay.from_predictions`` + ``mlflow.log_figure``) and of
   ``mlflow_imbalance.log_scores`` (counts, metrics, intervals, the preview figures, card, raw
-  scores, upload; synchronous, as an explicit call is), with its parts, and of the hook without
-  figures (``log_figures=False``); the ratios hook / baseline (issue 14's target: at most 1.5 in
-  wall and CPU at 10^6 scores);
+  scores, upload; synchronous, as an explicit call is), with its parts, of the same call with
+  the figures' frames not cached yet (as the first call of a process: each preview figure's
+  ticks, labels and grid are drawn once per process and kind, then reused), and of the hook
+  without figures (``log_figures=False``); the ratios hook / baseline (issue 14's target: at
+  most 1.5 in wall and CPU at 10^6 scores);
 - at 10^5 scores: the work left on the training thread when the hook is called from
   ``mi.autolog()`` (a captured ``sklearn.metrics.roc_auc_score``, minus the same call without
   autolog) and from a training callback (``tracking._log_safely``): wall time and the calling
@@ -71,6 +74,7 @@ def main() -> None:
 
     import mlflow_imbalance as mi
     from mlflow_imbalance import tracking
+    from mlflow_imbalance.plots import _static
     from mlflow_imbalance.tracking.autologging import _log_safely
 
     etas = [1e-3, 1e-4]
@@ -94,20 +98,26 @@ def main() -> None:
                     plt.close(box["d"].figure_)
                 return out
 
-            def hook(y=y, s=s, **kw: object) -> tuple[float, ...]:
+            def hook(y=y, s=s, cold: bool = False, **kw: object) -> tuple[float, ...]:
                 with mlflow.start_run():
+                    if cold:  # as in a new process: the figures' frames are drawn again
+                        _static._clear_backgrounds()
                     out = _timed(lambda: mi.log_scores(y, s, prevalences=etas, **kw))
                 t = tracking.last_timings
                 return (*out, dict(t.parts), dict(t.cpu))  # type: ignore[return-value]
 
             baseline()  # warm-up
             hook()
-            bases = [baseline() for _ in range(args.repeats)]
-            runs = [hook() for _ in range(args.repeats)]
-            bares = [hook(log_figures=False) for _ in range(args.repeats)]
+            bases, runs, colds, bares = [], [], [], []
+            for _ in range(args.repeats):  # interleaved: a change of load hits all alike
+                bases.append(baseline())
+                runs.append(hook())
+                colds.append(hook(cold=True))
+                bares.append(hook(log_figures=False))
             b_wall, b_cpu = _median(bases, 0), _median(bases, 1)
             h_wall, h_cpu = _median(runs, 0), _median(runs, 1)
             n_wall, n_cpu = _median(bares, 0), _median(bares, 1)
+            f_wall, f_cpu = _median(colds, 0), _median(colds, 1)
             print(f"\nn = {n:,} scores (1% positives), median of {args.repeats}")
             print("                                               wall       CPU    wall×  CPU×")
             print(f"baseline  RocCurveDisplay + log_figure   : {b_wall:7.3f} s {b_cpu:7.3f} s")
@@ -122,6 +132,10 @@ def main() -> None:
                 print(f"            {key:<9}: {wall:7.3f} s {cpu:7.3f} s")
             par = statistics.median(r[3].get("scores (in parallel)", 0.0) for r in runs)
             print(f"            scores   : {par:7.3f} s            (a thread, while figures draw)")
+            print(
+                f"hook      log_scores, frames not cached  : {f_wall:7.3f} s {f_cpu:7.3f} s"
+                f"  {f_wall / b_wall:5.2f} {f_cpu / b_cpu:5.2f}"
+            )
             print(
                 f"hook      log_scores(log_figures=False)  : {n_wall:7.3f} s {n_cpu:7.3f} s"
                 f"  {n_wall / b_wall:5.2f} {n_cpu / b_cpu:5.2f}"

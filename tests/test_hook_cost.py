@@ -1,7 +1,8 @@
 """The logging hook's structure (issue 14) and safe figures (issue 13): no timings here.
 
 What runs on which thread (autolog and callbacks: counts on the training thread, the rest on the
-one background worker), that every figure is drawn once, that pending logs are flushed at run
+one background worker), that no artist of a figure is drawn twice (and that a figure's frame
+is drawn once per process), that pending logs are flushed at run
 end, on ``mi.flush()``, before a capture in another run and at interpreter exit, that background
 failures warn, that styling never touches ``rcParams`` (also while 4 threads draw), and that user
 strings are drawn as literal text (no mathtext). Real SQLite tracking stores.
@@ -25,6 +26,7 @@ from mlflow.tracking import MlflowClient
 import mlflow_imbalance as mi
 from mlflow_imbalance import plots, tracking
 from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.plots import _static
 from mlflow_imbalance.tracking import _worker, autologging
 
 WORKER = "mlflow-imbalance-log"
@@ -49,7 +51,7 @@ def _data(n=2000, seed=0):
 def spy(monkeypatch):
     """Record the thread of every counts computation, figure set, PNG encoding and upload."""
     seen: dict[str, list[str]] = {"counts": [], "figures": [], "png": [], "upload": []}
-    drawn: list[int] = []
+    drawn: list[object] = []  # the figures themselves: ids stay unique while they are kept
 
     def wrap(owner, attr, key):
         original = getattr(owner, attr)
@@ -71,17 +73,44 @@ def spy(monkeypatch):
     wrap(plots, "figure_to_png", "png")
     wrap(MlflowClient, "log_artifacts", "upload")
 
+    from matplotlib.axis import Axis
     from matplotlib.figure import Figure
+    from matplotlib.legend import Legend
+    from matplotlib.lines import Line2D
+    from matplotlib.text import Text
+
+    painted: list[tuple[str, object]] = []  # (class, artist) of every visible artist drawn
 
     original_draw = Figure.draw
 
     def draw(self, renderer):
-        drawn.append(id(self))
+        drawn.append(self)
         return original_draw(self, renderer)
 
     monkeypatch.setattr(Figure, "draw", draw)
+    for cls in (Axis, Legend, Line2D, Text):
+
+        def paint(self, renderer, *args, _original=cls.draw, _kind=cls.__name__, **kwargs):
+            if self.get_visible():
+                painted.append((_kind, self))
+            return _original(self, renderer, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "draw", paint)
+    _static._clear_backgrounds()  # the first figure of each kind draws its frame
     seen["drawn"] = drawn  # type: ignore[assignment]
+    seen["painted"] = painted  # type: ignore[assignment]
     return seen
+
+
+def _drawn_once(spy, n_figures):
+    """Each logged figure was drawn, and no artist of it was painted twice."""
+    drawn = [id(f) for f in spy["drawn"]]
+    painted = [id(a) for _, a in spy["painted"]]
+    assert len(set(drawn)) == n_figures
+    # at most two passes per figure (its frame when not cached yet, then the rest)
+    assert all(drawn.count(f) <= 2 for f in set(drawn))
+    assert len(painted) == len(set(painted)) and painted  # nothing painted twice
+    return [kind for kind, _ in spy["painted"]].count("Axis")
 
 
 def test_autolog_counts_on_training_thread_rest_on_worker(tracking_uri, autolog_off, spy):
@@ -98,8 +127,7 @@ def test_autolog_counts_on_training_thread_rest_on_worker(tracking_uri, autolog_
     assert spy["figures"] == [WORKER]
     assert spy["png"] == [WORKER] * 3  # pr, roc, cost
     assert spy["upload"] == [WORKER]
-    drawn = spy["drawn"]
-    assert len(drawn) == 3 and len(set(drawn)) == 3  # each figure drawn exactly once
+    assert _drawn_once(spy, 3) == 6  # pr, roc, cost: the frame (x and y Axis) drawn once
     summary = mi.list_counts(run.info.run_id)["autolog"]
     assert sorted(summary["figures"]) == ["cost", "pr", "roc"]
     assert mi.load_counts(run.info.run_id, "autolog").n_pos == int(y.sum())
@@ -113,7 +141,13 @@ def test_explicit_log_scores_stays_synchronous(tracking_uri, spy):
     main = threading.current_thread().name
     assert spy["counts"] == [main] and spy["figures"] == [main] and spy["upload"] == [main]
     assert spy["png"] == [main, main]  # pr and roc; no costs, no cost curve
-    assert len(spy["drawn"]) == 2 and len(set(spy["drawn"])) == 2
+    assert _drawn_once(spy, 2) == 4  # x and y Axis of each figure, once (not cached yet)
+    spy["drawn"].clear()
+    spy["painted"].clear()
+    with mlflow.start_run():
+        mi.log_scores(y, s + 0.5, prevalences=[1e-3], name="again")
+    # the second time the frames' pixels are reused: no Axis drawn at all
+    assert _drawn_once(spy, 2) == 0
 
 
 def test_callback_returns_pending_log_and_flush_waits(tracking_uri, spy):

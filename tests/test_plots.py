@@ -468,6 +468,87 @@ def test_close_figure_closes_pyplot_figures_too():
     assert num not in plt.get_fignums()
 
 
+def _pixels(png: bytes) -> np.ndarray:
+    import io
+
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
+
+
+def _savefig_pixels(fig: Figure, dpi: float) -> np.ndarray:
+    """The reference: matplotlib's own ordinary draw of the whole figure."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return _pixels(buf.getvalue())
+
+
+def _visibility(fig: Figure) -> list[bool]:
+    return [a.get_visible() for ax in fig.axes for a in (ax, *ax.get_children())]
+
+
+def test_preview_frames_drawn_once_per_process_give_the_same_pixels(runs):
+    from mlflow_imbalance.plots import _static
+
+    _static._clear_backgrounds()
+    for _ in range(2):  # cold: each kind's frame is drawn and kept; then its pixels are reused
+        for name, c in runs.items():
+            figs = plots.preview_figures(c, prevalences=[1e-3, 1e-4], cost_fn=20, name=name)
+            for key, fig in figs.items():
+                before = _visibility(fig)
+                png = plots.figure_to_png(fig, dpi=fig.dpi)
+                assert _visibility(fig) == before  # the passes leave the figure as it was
+                assert np.array_equal(_pixels(png), _savefig_pixels(fig, fig.dpi)), (name, key)
+    # 12 figures, one frame per kind: both runs' ROC start at the same decade (n_neg = 3000)
+    assert len(_static._backgrounds) == 3
+
+
+def _same_as_savefig(fig: Figure, dpi: float = 100) -> bool:
+    """figure_to_png gives the pixels of matplotlib's ordinary draw (savefig) of ``fig``."""
+    return np.array_equal(_pixels(plots.figure_to_png(fig, dpi=dpi)), _savefig_pixels(fig, dpi))
+
+
+def test_preview_frame_reuse_falls_back_or_rekeys_when_the_figure_changes(runs):
+    from mlflow_imbalance.plots import _static
+
+    _static._clear_backgrounds()
+    c = runs["narrow"]
+
+    def roc():  # written at 100 dpi, as the logging hook does (FIGURE_DPI)
+        return plots.preview_figures(c, prevalences=[1e-3], name="r")["roc"]
+
+    assert _same_as_savefig(roc())
+    assert len(_static._backgrounds) == 1
+    # other limits, or other matplotlib defaults: another frame, drawn and kept
+    fig = roc()
+    fig.axes[0].set_xlim(1e-3, 1.0)
+    assert _same_as_savefig(fig)
+    assert len(_static._backgrounds) == 2
+    with matplotlib.rc_context({"xtick.color": "#CC0000", "font.family": "DejaVu Serif"}):
+        assert _same_as_savefig(roc())
+    assert len(_static._backgrounds) == 3
+    assert _same_as_savefig(roc())  # the defaults back: the first frame again
+    # an artist under the grid, a layout engine or another dpi: the ordinary way, nothing cached
+    fig = roc()
+    fig.axes[0].axhspan(0.2, 0.4, color="#FFEEDD", zorder=0.1)
+    assert _same_as_savefig(fig)
+    fig = roc()
+    fig.set_layout_engine("constrained")
+    assert _same_as_savefig(fig)
+    fig = roc()
+    assert _same_as_savefig(fig, dpi=60)
+    assert _pixels(plots.figure_to_png(fig, dpi=60)).shape[:2] == (312, 504)
+    assert len(_static._backgrounds) == 3
+    # the cache is bounded
+    for i in range(_static.MAX_BACKGROUNDS + 2):
+        fig = roc()
+        fig.axes[0].set_ylim(-0.01 * (i + 2), 1.02)
+        plots.figure_to_png(fig, dpi=100, close=True)
+    assert len(_static._backgrounds) == _static.MAX_BACKGROUNDS
+
+
 def test_run_colors_deterministic_and_distinct():
     names = ["a", "b", "c", "d", "e", "f", "g", "h"]
     c1 = plots.run_colors(names)

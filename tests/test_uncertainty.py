@@ -1030,11 +1030,16 @@ def test_report_and_logging_hook_share_the_thinning():
     """The report's bootstrap and drawing thinning is uncertainty.thin_for_bootstrap."""
     from mlflow_imbalance.report.analysis._common import DRAW_POINTS, draw_counts
     from mlflow_imbalance.report.analysis.intervals import BOOT_POINTS
+    from mlflow_imbalance.stats import headline as stats_headline
     from mlflow_imbalance.tracking import BOOTSTRAP_POINTS
 
     y, s = _scored(n=20000, prevalence=0.3, seed=32)
     c = RocCounts.from_scores(y, s, compress=False)
-    assert BOOT_POINTS == BOOTSTRAP_POINTS
+    assert BOOT_POINTS == BOOTSTRAP_POINTS == stats_headline.BOOTSTRAP_POINTS
+    # the default of thin_for_bootstrap and headline_intervals is that one constant
+    assert u.thin_for_bootstrap(c).counts.n_thresholds == (
+        u.thin_for_bootstrap(c, BOOTSTRAP_POINTS).counts.n_thresholds
+    )
     for pts in (BOOT_POINTS, DRAW_POINTS):
         a, b = draw_counts(c, pts), u.thin_for_bootstrap(c, pts).counts
         np.testing.assert_array_equal(a.thresholds, b.thresholds)

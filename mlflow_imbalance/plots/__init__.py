@@ -46,7 +46,8 @@ independent of the order of the mapping).
 Modules: ``_style`` (palette, run colours, per-artist styling, new axes, log-axis labels),
 ``_legend`` (legend placement), ``_common`` (inputs, bands, η marks), ``_display`` (the Display
 base), ``roc`` (ROC, B-ROC), ``pr`` (PR, P³), ``prevalence`` (metric against η, sample size),
-``cost`` (cost curves), ``run`` (the logging hook's per-run figures), ``export`` (PNG/SVG).
+``cost`` (cost curves), ``run`` (the logging hook's per-run figures), ``export`` (PNG/SVG),
+``_static`` (the preview figures' frames drawn once per process, their pixels reused).
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ import contextlib
 import io
 import re
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from mlflow_imbalance.plots._static import render_rgba
 from mlflow_imbalance.plots._style import _DEFAULT_DPI
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -32,18 +33,38 @@ def figure_to_png(fig: Figure, dpi: int = _DEFAULT_DPI, *, close: bool = False) 
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
     buf = io.BytesIO()
-    fig.savefig(
-        buf,
-        format="png",
-        dpi=dpi,
-        metadata={"Software": None},
-        # zlib level 1: files ~10 % larger than the default 6 (~47 vs 42 KB for a preview
-        # figure), encoding several times faster
-        pil_kwargs={"compress_level": 1},
-    )
+    # zlib level 1: files ~10 % larger than the default 6 (~47 vs 42 KB for a preview figure),
+    # encoding several times faster
+    rgba = render_rgba(fig, dpi)  # the previews: their frame's pixels drawn once per process
+    if rgba is None:
+        fig.savefig(
+            buf,
+            format="png",
+            dpi=dpi,
+            metadata={"Software": None},
+            pil_kwargs={"compress_level": 1},
+        )
+    else:
+        _write_png(buf, rgba, dpi)
     if close:
         close_figure(fig)
     return buf.getvalue()
+
+
+def _write_png(buf: io.BytesIO, rgba: Any, dpi: float) -> None:
+    """PNG of an Agg canvas' RGBA buffer as savefig writes it, but RGB when fully opaque.
+
+    Same pixels, ``pHYs`` dpi and (no) text chunks as :meth:`Figure.savefig`; dropping the
+    constant alpha channel makes encoding about a third cheaper and the file ~10 % smaller.
+    """
+    import numpy as np
+    from PIL import Image
+
+    arr = np.asarray(rgba)  # (height, width, 4) uint8: an RGBA image to PIL
+    image = Image.fromarray(arr)
+    if arr[..., 3].min() == 255:
+        image = image.convert("RGB")
+    image.save(buf, format="png", dpi=(dpi, dpi), compress_level=1)
 
 
 _SVG_STRIP = (
@@ -105,4 +126,8 @@ def close_figure(fig: Figure) -> None:
     if pyplot is not None:  # a no-op for figures pyplot does not manage
         with contextlib.suppress(Exception):
             pyplot.close(fig)
+    # remove the axes before clearing: Figure.clear would first reset each one (new ticks,
+    # spines, ...: ~6 ms per preview figure, a tenth of drawing it) for axes about to go
+    for ax in tuple(fig.axes):
+        fig.delaxes(ax)
     fig.clear()

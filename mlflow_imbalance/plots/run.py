@@ -16,6 +16,7 @@ import numpy as np
 from mlflow_imbalance.core import curves, metrics
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.plots._common import _prevalence_list
+from mlflow_imbalance.plots._static import mark_static
 from mlflow_imbalance.plots._style import (
     _GREY,
     _LIGHT,
@@ -129,7 +130,9 @@ def preview_figures(
 
     :data:`PREVIEW_DPI` (100) and :data:`PREVIEW_FIGSIZE` (840 × 520 px), text at least
     :data:`PREVIEW_MIN_FONT_PT` points, legends inside the axes where the curves leave room.
-    Cheap: one axes each, fixed margins, no outside legend.
+    Cheap: one axes each, fixed margins, no outside legend; and :func:`figure_to_png` draws
+    their frame (ticks, tick labels, grid, axis labels) once per process and kind and reuses its
+    pixels (the same image: see :mod:`mlflow_imbalance.plots._static`).
 
     Args:
         counts: the run's counts.
@@ -157,14 +160,16 @@ def preview_figures(
     _, thr = metrics.max_f1_point(counts, eta_arr)
     thr = np.atleast_1d(thr)
     ops = {e: _threshold_index(counts, t) for (e, _), t in zip(rows, thr, strict=True)}
+    thin = _drawn(counts) if {"pr", "roc"} & set(kinds) else counts  # once for both figures
     draw = {
-        "pr": lambda: _preview_pr(counts, eta_arr, rows, colors, labels, ops, name),
-        "roc": lambda: _preview_roc(counts, rows, colors, labels, ops, name),
+        "pr": lambda: _preview_pr(counts, thin, eta_arr, rows, colors, labels, ops, name),
+        "roc": lambda: _preview_roc(counts, thin, rows, colors, labels, ops, name),
         "cost": lambda: _preview_cost(counts, rows, colors, labels, cost_fp, cost_fn, name),
     }
     figs = {kind: draw[kind]() for kind in PREVIEW_KINDS if kind in kinds}
-    for fig in figs.values():
+    for kind, fig in figs.items():
         _literal_texts(fig)
+        mark_static(fig, f"preview:{kind}")  # figure_to_png draws the frame once per process
     return figs
 
 
@@ -203,9 +208,8 @@ def _drawn(c: RocCounts) -> RocCounts:
     return RocCounts(c.thresholds[idx], c.tp[idx], c.fp[idx], c.n_pos, c.n_neg, weighted=c.weighted)
 
 
-def _preview_pr(c, eta_arr, rows, colors, labels, ops, name):
+def _preview_pr(c, d, eta_arr, rows, colors, labels, ops, name):
     ax = preview_axes()
-    d = _drawn(c)
     interpolate = d.n_thresholds <= _PR_INTERPOLATE_MAX
     recall, precision = metrics.pr_curve(d, eta_arr, interpolate=interpolate, points_per_segment=8)
     precision = np.atleast_2d(precision)
@@ -226,11 +230,10 @@ def _preview_pr(c, eta_arr, rows, colors, labels, ops, name):
     return ax.figure
 
 
-def _preview_roc(c, rows, colors, labels, ops, name):
+def _preview_roc(c, d, rows, colors, labels, ops, name):
     from mlflow_imbalance.plots.roc import _log_densify
 
     ax = preview_axes()
-    d = _drawn(c)
     fpr, tpr = np.concatenate(([0.0], d.fpr)), np.concatenate(([0.0], d.tpr))
     positive = fpr[fpr > 0]
     x_min = 10.0 ** np.floor(np.log10(positive.min() if positive.size else 1e-6))

@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "BAND_METRICS",
-    "PR_AUC_SIMPSON_MAX_U",
+    "PR_AUC_PANEL_MAX_U",
     "metric_values",
 ]
 
@@ -100,16 +100,7 @@ def _ap_batch(
     rows = np.nonzero(use)[0]
     if x.size == 0:
         return np.repeat(ones[:, None], eta.size, axis=1)
-    x0 = float(x.min())
-    g = math.floor((float(x.max()) - x0) / grid_step) + 2
-    pos = (x - x0) / grid_step
-    i0 = np.minimum(np.floor(pos).astype(np.int64), g - 2)
-    lam = pos - i0
-    hist = np.bincount(rows * g + i0, weights=ww * (1 - lam), minlength=b * g)
-    hist += np.bincount(rows * g + i0 + 1, weights=ww * lam, minlength=b * g)
-    nodes = np.exp(x0 + grid_step * np.arange(g))
-    kern = 1.0 / (1.0 + np.multiply.outer(nodes, inv_o))  # (G, M)
-    return hist.reshape(b, g) @ kern + ones[:, None]
+    return _deposit(x, ww, rows, b, inv_o, grid_step) + ones[:, None]
 
 
 def _log1p_ratio(u: np.ndarray) -> np.ndarray:
@@ -143,9 +134,15 @@ def _pr_auc_batch(
     return _pr_auc_exact_segments(t0, f0, t1 - t0, f1 - f0, eta)
 
 
-#: Segments whose o-free bound ``v = max(dT/T0, dF/F0)`` on ``u`` exceeds this are summed
-#: exactly by :func:`_pr_auc_deposit`; the rest by Simpson's rule (error <= v^4/120 per unit dT).
-PR_AUC_SIMPSON_MAX_U = 0.1
+#: Largest o-free bound ``v = max(dT/T0, dF/F0)`` on ``u`` per quadrature panel in
+#: :func:`_pr_auc_deposit` (2-point Gauss-Legendre: error <= v^4/180 per unit dT); longer
+#: segments are split into ``n`` equal panels (``v / n`` per panel).
+PR_AUC_PANEL_MAX_U = 0.1
+#: Most panels per segment; segments that would need more (or with unbounded ``v``) are summed
+#: exactly.
+PR_AUC_MAX_PANELS = 8
+#: The 2-point Gauss-Legendre nodes on [0, 1] (weights 1/2 each).
+_GL2_NODES = (0.5 - 0.5 / math.sqrt(3.0), 0.5 + 0.5 / math.sqrt(3.0))
 
 
 def _pr_auc_exact_segments(
@@ -175,15 +172,22 @@ def _deposit(
         return np.zeros((b, inv_o.size))
     x0 = float(x.min())
     g = math.floor((float(x.max()) - x0) / step) + 2
-    pos = (x - x0) / step
-    i0 = np.minimum(np.floor(pos).astype(np.int64), g - 2)
+    # position on the grid with the row's offset folded in (integers < 2^53 stay exact); the
+    # largest x lands at most at node g - 2 + frac, so the right neighbour stays in its row
+    # (or carries zero weight at the very end, cut off below)
+    pos = x - x0
+    pos *= 1.0 / step
+    pos += rows * float(g)
+    i0 = np.floor(pos)
     lam = pos - i0
-    idx = rows * g + i0
-    hist = np.bincount(idx, weights=w * (1 - lam), minlength=b * g)
-    hist += np.bincount(idx + 1, weights=w * lam, minlength=b * g)
+    lam *= w
+    idx = i0.astype(np.int64)
+    hist = np.bincount(idx, weights=w - lam, minlength=b * g + 1)
+    idx += 1
+    hist += np.bincount(idx, weights=lam, minlength=b * g + 1)
     nodes = np.exp(x0 + step * np.arange(g))
     kern = 1.0 / (1.0 + np.multiply.outer(nodes, inv_o))  # (G, M)
-    return hist.reshape(b, g) @ kern
+    return hist[: b * g].reshape(b, g) @ kern
 
 
 def _pr_auc_deposit(
@@ -194,45 +198,49 @@ def _pr_auc_deposit(
     eta: np.ndarray,
     cols: np.ndarray,
     grid_step: float,
-    max_u: float = PR_AUC_SIMPSON_MAX_U,
+    max_u: float = PR_AUC_PANEL_MAX_U,
 ) -> np.ndarray:
     """PR-AUC (Davis-Goadrich) at each eta for many rows at O(b*K + b*G*M), error <= 2e-6.
 
     Along the straight ROC segment from ``(T0, F0)`` to ``(T0 + dT, F0 + dF)`` precision at odds
     ``o`` is ``p(s) = g(x(s) - log o)`` with ``g(y) = 1/(1 + e^y)`` and ``x(s) = log(F/T)``, so
     PR-AUC is the logistic kernel integrated against the measure ``dT`` pushed to ``x``. Each
-    segment's integral is replaced by Simpson's rule in ``s`` (masses ``dT/6, 4dT/6, dT/6`` at
-    ``x(0), x(1/2), x(1)``) and all masses are deposited on one grid in ``x`` (:func:`_deposit`),
-    so one matrix product gives every eta. Error: ``p(s) = alpha + beta/(1 + u s)`` with
-    ``|beta| <= 1`` and ``u = (o dT + dF)/(o T0 + F0) <= v = max(dT/T0, dF/F0)`` for every
-    ``o``, so Simpson's error is at most ``max|p^(4)|/2880 <= v^4/120`` per unit ``dT``.
-    Segments with ``v > max_u`` (near the origin, or leaving FPR = 0) are summed exactly;
-    segments with constant precision (from the origin, or with ``F0 = dF = 0``) are exact point
-    masses. Total error <= ``max_u^4/120 + grid_step^2/(48 sqrt 3)`` (8.3e-7 + 1.2e-6 at the
-    defaults; see :func:`_pr_auc_error_bound`).
+    segment's integral is replaced by the 2-point Gauss-Legendre rule in ``s`` (masses ``dT/2``
+    at ``x(1/2 -+ 1/(2 sqrt 3))``) and all masses are deposited on one grid in ``x``
+    (:func:`_deposit`), so one matrix product gives every eta. Error: ``p(s) = alpha +
+    beta/(1 + u s)`` with ``|beta| <= 1`` and ``0 <= u = (o dT + dF)/(o T0 + F0) <= v =
+    max(dT/T0, dF/F0)`` for every ``o``, so ``|p^(4)| <= 24 v^4`` and the rule's error
+    ``max|p^(4)|/4320`` is at most ``v^4/180`` per unit ``dT``. A segment with ``v > max_u`` is
+    split into ``n`` equal panels (the column's power of two with ``v / n <= max_u`` in every
+    row, ``n <= PR_AUC_MAX_PANELS``): on a panel the same form holds with ``u' <= v / n``, so
+    the bound is unchanged. Segments with unbounded ``v`` (``T0 = 0`` after negatives, or
+    leaving FPR = 0) or needing more panels are summed exactly; segments with constant
+    precision (from the origin, or with ``F0 = dF = 0``) are exact point masses. Total error
+    <= ``max_u^4/180 + grid_step^2/(48 sqrt 3)`` (5.6e-7 + 1.2e-6 at the defaults; see
+    :func:`_pr_auc_error_bound`).
     """
     b = tp.shape[0]
-    t = tp / n_pos
-    f = fp / n_neg
-    zero = np.zeros((b, 1))
-    t_full = np.concatenate([zero, t], axis=1)
-    f_full = np.concatenate([zero, f], axis=1)
-    t0, f0 = t_full[:, cols], f_full[:, cols]
-    dt, df = t[:, cols] - t0, f[:, cols] - f0
+    prev = np.maximum(cols - 1, 0)
+    t1, f1 = tp[:, cols] * (1.0 / n_pos), fp[:, cols] * (1.0 / n_neg)
+    t0, f0 = tp[:, prev] * (1.0 / n_pos), fp[:, prev] * (1.0 / n_neg)
+    if cols.size and cols[0] == 0:
+        t0[:, 0] = f0[:, 0] = 0.0
+    dt, df = t1 - t0, f1 - f0
     live = dt > 0
-    origin = live & (t0 == 0) & (f0 == 0)  # constant precision o dT / (o dT + dF)
-    flat1 = live & (f0 == 0) & (df == 0) & ~origin  # precision 1 all along
+    f0_zero = f0 == 0
+    origin = live & (t0 == 0) & f0_zero  # constant precision o dT / (o dT + dF)
+    flat1 = live & f0_zero & (df == 0) & ~origin  # precision 1 all along
+    general = live & ~origin & ~flat1
     with np.errstate(divide="ignore", invalid="ignore"):
-        v = np.maximum(
-            np.where(t0 > 0, dt / t0, np.inf),
-            np.where(f0 > 0, df / f0, np.where(df > 0, np.inf, 0.0)),
-        )
-    simpson = live & ~origin & ~flat1 & (v <= max_u)
-    exact = live & ~origin & ~flat1 & ~simpson
+        v = np.maximum(dt / t0, np.where(f0_zero, np.where(df > 0, np.inf, 0.0), df / f0))
+        # panels per column: the fewest powers of two with v / n <= max_u in every row
+        col_v = np.where(general, v, 0.0).max(axis=0, initial=0.0)
+        panels = np.exp2(np.ceil(np.log2(np.maximum(col_v / max_u, 1.0))))
+    quad = panels <= PR_AUC_MAX_PANELS
     ones = np.where(flat1 | (origin & (df == 0)), dt, 0.0).sum(axis=1)
     inv_o = 1.0 / _odds(eta)
     out = np.repeat(ones[:, None], eta.size, axis=1)
-    r, c = np.nonzero(exact)  # few (row, segment) entries: exact, ragged
+    r, c = np.nonzero(general & ~quad[None, :])  # few (row, segment) entries: exact, ragged
     if r.size:
         seg = _pr_auc_exact_segments(
             t0[r, c][:, None], f0[r, c][:, None], dt[r, c][:, None], df[r, c][:, None], eta
@@ -244,19 +252,28 @@ def _pr_auc_deposit(
     xs.append(np.log(df[r, c] / dt[r, c]))
     ws.append(dt[r, c])
     rs.append(r)
-    r, c = np.nonzero(simpson)
-    t0s, f0s, dts, dfs = t0[r, c], f0[r, c], dt[r, c], df[r, c]
-    for frac, wt in ((0.0, 1 / 6), (0.5, 4 / 6), (1.0, 1 / 6)):
-        xs.append(np.log((f0s + frac * dfs) / (t0s + frac * dts)))
-        ws.append(dts * wt)
-        rs.append(r)
+    for n in np.unique(panels[quad]).astype(np.int64):
+        sel = general & (quad & (panels == n))[None, :]
+        if n == 1 and sel.all():  # the usual bulk: every entry, no gathering
+            r = np.repeat(np.arange(b), cols.size)
+            t0s, f0s, dts, dfs = (a.ravel() for a in (t0, f0, dt, df))
+        else:
+            r, c = np.nonzero(sel)
+            t0s, f0s, dts, dfs = t0[r, c], f0[r, c], dt[r, c], df[r, c]
+        half = dts * (0.5 / n)
+        for j in range(n):
+            for node in _GL2_NODES:
+                frac = (j + node) / n
+                xs.append(np.log((f0s + frac * dfs) / (t0s + frac * dts)))
+                ws.append(half)
+                rs.append(r)
     x, w, rows = np.concatenate(xs), np.concatenate(ws), np.concatenate(rs)
     return out + _deposit(x, w, rows, b, inv_o, grid_step)
 
 
-def _pr_auc_error_bound(grid_step: float, max_u: float = PR_AUC_SIMPSON_MAX_U) -> float:
-    """Largest absolute error of :func:`_pr_auc_deposit` (Simpson + linear deposit)."""
-    return max_u**4 / 120 + grid_step**2 * _LOGISTIC_MAX_CURVATURE / 8
+def _pr_auc_error_bound(grid_step: float, max_u: float = PR_AUC_PANEL_MAX_U) -> float:
+    """Largest absolute error of :func:`_pr_auc_deposit` (Gauss-Legendre + linear deposit)."""
+    return max_u**4 / 180 + grid_step**2 * _LOGISTIC_MAX_CURVATURE / 8
 
 
 def _max_f1_fast(

@@ -190,16 +190,33 @@ def _koopman_statistic(
     return np.where(np.isnan(u), np.inf, u)
 
 
+#: Points evaluated per round of :func:`_bisect_log`.
+_SEARCH_SPLIT = 15
+
+
 def _bisect_log(
-    f: Callable[[np.ndarray], np.ndarray], inside: np.ndarray, outside: np.ndarray, iters: int = 80
+    f: Callable[[np.ndarray], np.ndarray], inside: np.ndarray, outside: np.ndarray, rounds: int = 20
 ) -> np.ndarray:
-    """Vectorised bisection for the boundary where ``f`` (True = inside the set) changes."""
-    a, b = inside.copy(), outside.copy()
-    for _ in range(iters):
-        m = 0.5 * (a + b)
-        ok = f(m)
-        a = np.where(ok, m, a)
-        b = np.where(ok, b, m)
+    """Vectorised search for the boundary where ``f`` (True = inside the set) changes.
+
+    A 16-ary bisection: each round evaluates :data:`_SEARCH_SPLIT` equally spaced points of
+    every bracket at once (``f`` gets a ``(15, n)`` array) and keeps the last inside and the
+    first outside point, so the bracket shrinks 16-fold per round: 20 rounds reach float
+    resolution (as 80 halvings do) in a quarter of the calls. The set is an interval on each
+    line searched (Koopman's acceptance region is), as a halving search also assumes.
+    """
+    a, b = np.array(inside, dtype=float), np.array(outside, dtype=float)
+    frac = (np.arange(1, _SEARCH_SPLIT + 1) / (_SEARCH_SPLIT + 1)).reshape((-1,) + (1,) * a.ndim)
+    for _ in range(rounds):
+        m = a + frac * (b - a)
+        ok = np.asarray(f(m), dtype=bool)
+        j = np.where(ok.all(axis=0), _SEARCH_SPLIT, np.argmin(ok, axis=0))  # first outside
+        a = np.where(j > 0, np.take_along_axis(m, np.maximum(j - 1, 0)[None], 0)[0], a)
+        b = np.where(
+            j < _SEARCH_SPLIT,
+            np.take_along_axis(m, np.minimum(j, _SEARCH_SPLIT - 1)[None], 0)[0],
+            b,
+        )
     return a
 
 
@@ -220,8 +237,10 @@ def _koopman_interval(
     # lower limit: inside point = hat (or hi_end when x2 = 0, where U -> 0 as theta -> inf)
     start_lo = np.where(np.isnan(hat), hi_end, hat)
     start_hi = np.where(np.isnan(hat), lo_end, hat)
-    low = np.exp(_bisect_log(inside, start_lo, lo_end))
-    high = np.exp(_bisect_log(inside, start_hi, hi_end))
+    ends = _bisect_log(
+        inside, np.stack([start_lo, start_hi]), np.stack([lo_end, hi_end])
+    )  # both limits in one search
+    low, high = np.exp(ends[0]), np.exp(ends[1])
     low = np.where(x1 == 0, 0.0, low)
     high = np.where(x2 == 0, np.inf, high)
     return low, high

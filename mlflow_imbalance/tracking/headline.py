@@ -53,7 +53,9 @@ DEFAULT_N_BOOTSTRAP = 200
 MIN_N_BOOTSTRAP = 50
 #: Counts with more thresholds than ``3 * BOOTSTRAP_POINTS`` are thinned for the bootstrap only
 #: (:func:`mlflow_imbalance.uncertainty.thin_for_bootstrap`); point values use the full counts.
-BOOTSTRAP_POINTS = 200
+#: The value of :data:`mlflow_imbalance.stats.headline.BOOTSTRAP_POINTS` (kept here so that
+#: importing the hook does not import scipy; a test checks that the two agree).
+BOOTSTRAP_POINTS = 80
 WEIGHTED_METHOD = "point estimate only (weighted)"
 
 

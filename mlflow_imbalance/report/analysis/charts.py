@@ -173,7 +173,43 @@ def _config() -> dict[str, Any]:
         },
         "title": {"fontSize": FONT + 1, "anchor": "start"},
         "view": {"stroke": "#d0d7de"},
+        "customFormatTypes": True,
     }
+
+
+#: The run name in tooltips. Through a custom format (``miText``, registered by the page's
+#: script: the value as text) because Vega-Lite 6's nearest-point (Voronoi) tooltips read a
+#: nominal field without a format from the Voronoi cell instead of the point and show
+#: "undefined" (vega/vega-lite#9707); formatted fields are read from the point.
+_RUN_TOOLTIP = {
+    "field": "run",
+    "type": "nominal",
+    "title": "run",
+    "format": "",
+    "formatType": "miText",
+}
+
+
+# Hiding runs. Every chart has a ``hidden`` parameter: the names of the runs the reader hid by
+# clicking a legend entry. The page's script owns that list and sets it in every chart (a run
+# hidden in one legend is hidden in all charts); Vega-Lite's legend-bound selection is not used
+# because it fades the legend entries that are *not* clicked and is local to one chart.
+_HIDDEN = "indexof(hidden, datum.run) >= 0"
+_PARAMS = [{"name": "hidden", "value": []}]
+_OPACITY = {"condition": {"test": _HIDDEN, "value": 0.05}, "value": 1}
+_BAND_OPACITY = {"condition": {"test": _HIDDEN, "value": 0.0}, "value": 0.13}
+#: Hidden runs give no tooltips and do not capture the nearest-point hover.
+_SHOWN_ONLY = [{"filter": "indexof(hidden, datum.run) < 0"}]
+# Legend entries are clickable (``interactive``; the page listens for clicks on them) and a
+# hidden run's entry is faded. ``datum.value`` is the entry's run name.
+_ENTRY = {
+    "interactive": True,
+    "update": {
+        "opacity": {"signal": "indexof(hidden, datum.value) >= 0 ? 0.35 : 1"},
+        "cursor": {"value": "pointer"},
+    },
+}
+_LEGEND_ENCODE = {"symbols": _ENTRY, "labels": _ENTRY}
 
 
 def _color(lead: Sequence[str], colors: Mapping[str, str]) -> dict[str, Any]:
@@ -182,17 +218,8 @@ def _color(lead: Sequence[str], colors: Mapping[str, str]) -> dict[str, Any]:
         "type": "nominal",
         "title": "run (click to hide / show)",
         "scale": {"domain": list(lead), "range": [colors[n] for n in lead]},
-        "legend": {"symbolType": "stroke"},
+        "legend": {"symbolType": "stroke", "encode": _LEGEND_ENCODE},
     }
-
-
-_HIDE = {
-    "name": "hide",
-    "select": {"type": "point", "fields": ["run"], "toggle": "true"},
-    "bind": "legend",
-}
-_OPACITY = {"condition": {"param": "hide", "empty": False, "value": 0.05}, "value": 1}
-_BAND_OPACITY = {"condition": {"param": "hide", "empty": False, "value": 0.0}, "value": 0.13}
 
 
 def _base(title: str, height: int = 300) -> dict[str, Any]:
@@ -202,6 +229,7 @@ def _base(title: str, height: int = 300) -> dict[str, Any]:
         "width": "container",
         "height": height,
         "autosize": {"type": "fit-x", "contains": "padding"},
+        "params": _PARAMS,
         "config": _config(),
     }
 
@@ -239,12 +267,13 @@ def _curve_layers(
         {
             "data": {"name": data},
             "mark": {"type": "line", "strokeWidth": 2, "clip": True},
-            "params": [_HIDE],
             "encoding": {
                 "x": {**x, "field": "x"},
                 "y": {**y, "field": "y"},
                 "color": color,
-                "opacity": _OPACITY,
+                # strokeOpacity, not opacity: a conditional opacity on the layer that makes
+                # the legend replaces the legend's own encoding (clickable, faded when hidden)
+                "strokeOpacity": _OPACITY,
                 "order": {"field": "i", "type": "quantitative"},
             },
         }
@@ -253,6 +282,7 @@ def _curve_layers(
         {
             "data": {"name": data},
             "mark": {"type": "point", "opacity": 0, "size": 60, "clip": True},
+            "transform": _SHOWN_ONLY,
             "params": [
                 {
                     "name": f"hover_{data}",
@@ -285,7 +315,7 @@ def specs(
 ) -> dict[str, dict[str, Any]]:
     """Vega-Lite specs of the charts, by element id; the page's script fills their data."""
     q = "quantitative"
-    run_tt = {"field": "run", "type": "nominal", "title": "run"}
+    run_tt = _RUN_TOOLTIP
     out: dict[str, dict[str, Any]] = {}
     # PR at the current prevalence (live)
     x = {"type": q, "title": "recall", "scale": {"domain": [0, 1]}}
@@ -308,6 +338,7 @@ def specs(
     pr["layer"].append(
         {
             "data": {"name": "op"},
+            "transform": _SHOWN_ONLY,
             "mark": {
                 "type": "point",
                 "filled": True,
@@ -320,7 +351,6 @@ def specs(
                 "x": {**x, "field": "x"},
                 "y": {**y, "field": "y"},
                 "color": _color(lead, colors),
-                "opacity": _OPACITY,
                 "tooltip": [
                     run_tt,
                     {"field": "what", "type": "nominal", "title": "point"},
@@ -408,7 +438,9 @@ def specs(
             ),
             {
                 "data": {"name": "cur"},
-                "mark": {"type": "rule", "color": "#0b5cad", "strokeWidth": 2},
+                # the text colour, not the page's blue accent: a blue rule read as a run's
+                # curve (the palette has a blue) and stayed when that run was hidden
+                "mark": {"type": "rule", "color": "#1b1f24", "strokeWidth": 2},
                 "encoding": {"x": {**xe, "field": "eta"}},
             },
         ]

@@ -32,7 +32,7 @@ from mlflow_imbalance.stats.bootstrap import (
     min_cost_statistic,
     roc_statistic,
 )
-from mlflow_imbalance.stats.headline import recentre, thin_for_bootstrap
+from mlflow_imbalance.stats.headline import BOOTSTRAP_POINTS, recentre, thin_for_bootstrap
 from mlflow_imbalance.stats.intervals import precision_interval
 from mlflow_imbalance.stats.posterior import band_from_draws, recentre_max
 from mlflow_imbalance.stats.sample_size import expected_rate_cv, required_sample_size
@@ -42,11 +42,14 @@ logger = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------------------------- uncertainty
 #: Thresholds kept (per log-aware bin family) in the counts that the bootstrap resamples
-#: (:func:`uncertainty.thin_for_bootstrap`; the logging hook uses the same 200).
-BOOT_POINTS = 200
+#: (:func:`uncertainty.thin_for_bootstrap`; the logging hook uses the same
+#: :data:`~mlflow_imbalance.stats.headline.BOOTSTRAP_POINTS`, chosen by measurement).
+BOOT_POINTS = BOOTSTRAP_POINTS
 #: The same for runs outside the leading ones (not drawn, not compared pairwise): only their
-#: table intervals and verdict replicates come from the bootstrap, which estimates the spread.
-BOOT_POINTS_REST = 60
+#: table intervals and verdict replicates come from the bootstrap, which estimates the spread
+#: (at 40 points per axis as wide as on the full counts, within Monte Carlo error: see
+#: ``benchmarks/bench_thinning.py``).
+BOOT_POINTS_REST = 40
 #: Prevalences of the Bayesian bands drawn in the metric-vs-η figures and of the flip tests (a
 #: subset of the report's η grid, log-spaced; the curves are smooth in log η, so the band is
 #: drawn there and the browser interpolates in log η).

@@ -1,0 +1,361 @@
+"""The report's charts under a real mouse in headless Chromium (DevTools driver of test_browser).
+
+Asserts, from the rendered SVG and the tooltips a reader sees:
+
+- a click on a run's legend entry (PR chart, metric-against-η chart) hides that run in every
+  chart (its curve faded, its band and operating-point marker gone, its legend entry faded, the
+  other runs untouched) and a second click shows it again;
+- hovering a point of each curve shows a tooltip naming the run, with values equal to an
+  independent computation from the raw scores (numpy, scikit-learn) to 3 significant digits:
+  precision at that threshold and η (PR), TPR and FPR (ROC), the minimum expected cost and the
+  AP at that η (metric-against-η charts), precision at the cost-optimal threshold (PR marker);
+- after typing another η into the prevalence box the PR chart's tooltips and markers give the
+  values at the new η, the current-η rule moves there, and a hidden run stays hidden.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_browser import ARTIFACTS, Chromium, _precision_at_cost_optimum, _scores
+
+import mlflow_imbalance as mi
+
+pytestmark = pytest.mark.browser
+COST_FP, COST_FN = 1, 200
+
+# ------------------------------------------------------------------------ page-side readers
+#: The rendered state of one chart: legend entries (centre of label and symbol, opacity), the
+#: opacity of each run's curve (opacity x stroke-opacity) and band (opacity x fill-opacity),
+#: the operating-point markers drawn per run. Runs are read from the SVG elements' Vega
+#: items (``__data__``).
+_STATE = """(id => {
+  const root = document.getElementById(id), entries = {}, lines = {}, bands = {}, ops = {};
+  const centre = e => { const r = e.getBoundingClientRect();
+    return [r.left + r.width / 2, r.top + r.height / 2]; };
+  const num = (e, a) => e.hasAttribute(a) ? Number(e.getAttribute(a)) : 1;
+  root.querySelectorAll('.role-legend-label text').forEach(t => {
+    entries[t.__data__.datum.value] = {label: centre(t), opacity: num(t, 'opacity')}; });
+  root.querySelectorAll('.role-legend-symbol path').forEach(p => {
+    const e = entries[p.__data__.datum.value];
+    e.symbol = centre(p); e.symbolOpacity = num(p, 'opacity'); });
+  root.querySelectorAll('g.mark-line path').forEach(p => {
+    lines[p.__data__.datum.run] = num(p, 'opacity') * num(p, 'stroke-opacity'); });
+  root.querySelectorAll('g.mark-area path').forEach(p => {
+    bands[p.__data__.datum.run] = num(p, 'opacity') * num(p, 'fill-opacity'); });
+  root.querySelectorAll('g.mark-symbol path').forEach(p => {
+    const d = p.__data__.datum; if (d.what !== undefined) { ops[d.run] = (ops[d.run] || 0) + 1; }
+  });
+  return JSON.stringify({entries, lines, bands, ops});
+})"""
+
+#: The centre of a hover point of ``run`` (``kind`` 'curve': the invisible points on a curve;
+#: 'op': the operating-point marker) inside the plot, the one farthest from the other runs'
+#: points that could take the hover (so the tooltip is this run's), with that distance in px.
+_PICK = """((id, run, kind) => {
+  const root = document.getElementById(id);
+  const frame = root.querySelector('g.role-frame path.background').getBoundingClientRect();
+  const pts = [...root.querySelectorAll('g.mark-symbol path')]
+    .filter(e => e.__data__ && e.__data__.datum && e.__data__.datum.run !== undefined)
+    .map(e => { const r = e.getBoundingClientRect(), d = e.__data__.datum;
+      return {x: r.left + r.width / 2, y: r.top + r.height / 2, run: d.run,
+              kind: d.what === undefined ? 'curve' : 'op'}; });
+  const m = kind === 'op' ? -1 : 3;  /* markers are not clipped: on the frame's edge is fine */
+  const inside = p => p.x > frame.left + m && p.x < frame.right - m &&
+    p.y > frame.top + m && p.y < frame.bottom - m;
+  const mine = pts.filter(p => p.run === run && p.kind === kind && inside(p));
+  /* markers are drawn above the curves' hover layer: only other markers can cover one */
+  const others = pts.filter(p => p.run !== run && (kind === 'curve' || p.kind === 'op'));
+  let best = null, far = -1;
+  mine.forEach(p => { let m = Infinity;
+    others.forEach(q => { m = Math.min(m, Math.hypot(p.x - q.x, p.y - q.y)); });
+    if (m > far) { far = m; best = p; } });
+  return JSON.stringify(best && {x: best.x, y: best.y, far: far});
+})"""
+
+#: The visible Vega tooltip as {title: text}, or null.
+_TOOLTIP = """(() => {
+  const t = document.getElementById('vg-tooltip-element');
+  if (!t || !t.classList.contains('visible')) { return null; }
+  return JSON.stringify(Object.fromEntries([...t.querySelectorAll('tr')].map(r =>
+    [r.children[0].textContent, r.children[1].textContent])));
+})()"""
+
+
+def _num(text: str) -> float:
+    """A number as d3-format prints it (U+2212 minus)."""
+    return float(text.replace("\u2212", "-"))
+
+
+def _same_3sig(shown: float, ref: float) -> bool:
+    """``shown`` equals ``ref`` to 3 significant digits (half a unit of the third digit)."""
+    if ref == 0:
+        return shown == 0
+    return abs(shown - ref) <= 0.5 * 10 ** (math.floor(math.log10(abs(ref))) - 2) + 1e-15
+
+
+def _state(page: Chromium, chart: str) -> dict:
+    return json.loads(page.eval(f"{_STATE}({json.dumps(chart)})"))
+
+
+def _looks(st: dict) -> dict:
+    """The state without positions: what a click may change."""
+    entries = {k: (e["opacity"], e["symbolOpacity"]) for k, e in st["entries"].items()}
+    return {"entries": entries, "lines": st["lines"], "bands": st["bands"], "ops": st["ops"]}
+
+
+def _wait_line(page: Chromium, chart: str, run: str, hidden: bool) -> None:
+    """Wait until ``run``'s curve in ``chart`` is drawn faded (hidden) or at full opacity."""
+    test = "<= 0.05" if hidden else "=== 1"
+    page.wait(f"JSON.parse({_STATE}({json.dumps(chart)})).lines[{json.dumps(run)}] {test}", 10)
+
+
+def _click_legend(page: Chromium, chart: str, run: str, part: str = "label") -> None:
+    """A real click on the centre of ``run``'s legend label (or symbol) in ``chart``."""
+    _into_view(page, chart)
+    x, y = _state(page, chart)["entries"][run][part]
+    _mouse(page, x, y, click=True)
+
+
+def _into_view(page: Chromium, chart: str) -> None:
+    page.eval(f"document.getElementById({json.dumps(chart)}).scrollIntoView({{block: 'center'}})")
+    time.sleep(0.2)
+
+
+def _mouse(page: Chromium, x: float, y: float, click: bool = False) -> None:
+    """A real pointer move (and left click) at viewport coordinates."""
+    page.dt.send("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+    if click:
+        for kind in ("mousePressed", "mouseReleased"):
+            page.dt.send(
+                "Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1
+            )
+
+
+def _hover(page: Chromium, chart: str, run: str, kind: str = "curve") -> dict:
+    """Hover the point of ``run`` picked by :data:`_PICK`; the tooltip then shown."""
+    _into_view(page, chart)
+    _mouse(page, 2, 2)  # off the charts: any tooltip hides
+    page.wait(f"{_TOOLTIP} === null", timeout=10)
+    pick = json.loads(page.eval(f"{_PICK}({json.dumps(chart)}, {json.dumps(run)}, '{kind}')"))
+    assert pick is not None, (chart, run, kind)
+    assert pick["far"] >= (12 if kind == "op" else 3), pick  # no other run under the pointer
+    _mouse(page, pick["x"], pick["y"])
+    page.wait(f"{_TOOLTIP} !== null", timeout=10)
+    return json.loads(page.eval(_TOOLTIP))
+
+
+def _view_rows(page: Chromium, chart: str, dataset: str) -> list[dict]:
+    """Rows of a chart's dataset, from the Vega view the page keeps (to identify a point)."""
+    return json.loads(
+        page.eval(f"JSON.stringify(mlflowImbalance.views[{json.dumps(chart)}].data('{dataset}'))")
+    )
+
+
+def _type_prevalence(page: Chromium, eta: float) -> None:
+    """Type ``eta`` into the prevalence box (real key input) and wait for the page to follow."""
+    page.eval(
+        "(() => { const b = document.getElementById('prevalence'); b.focus(); b.select(); })()"
+    )
+    page.dt.send("Input.insertText", text=repr(eta))
+    page.wait(f"Number(document.getElementById('verdict-live').dataset.prevalence) === {eta!r}")
+
+
+# --------------------------------------------------------------- independent references
+def _rates_at(y: np.ndarray, s: np.ndarray, thr6: float) -> tuple[np.ndarray, np.ndarray]:
+    """(TPR, FPR) of 'score >= t' for every score t that rounds to ``thr6`` (6 significant)."""
+    u = np.unique(s)
+    half = 0.5 * 10 ** (math.floor(math.log10(abs(thr6))) - 5)
+    t = u[np.abs(u - thr6) <= half * (1 + 1e-9)]
+    assert t.size >= 1, thr6
+    tpr = (s[y][None, :] >= t[:, None]).mean(axis=1)
+    fpr = (s[~y][None, :] >= t[:, None]).mean(axis=1)
+    return tpr, fpr
+
+
+def _min_cost(y: np.ndarray, s: np.ndarray, eta: float) -> float:
+    """Minimum expected cost per case over thresholds at ``eta`` (scikit-learn ROC)."""
+    from sklearn.metrics import roc_curve
+
+    fpr, tpr, _ = roc_curve(y, s)
+    return float(np.min((1 - eta) * COST_FP * fpr + eta * COST_FN * (1 - tpr)))
+
+
+def _ap_at(y: np.ndarray, s: np.ndarray, eta: float) -> float:
+    """AP at prevalence ``eta``: scikit-learn's AP with negatives reweighted to ``eta``."""
+    from sklearn.metrics import average_precision_score
+
+    w = np.where(y, 1.0, (1 - eta) / eta * y.sum() / (~y).sum())
+    return float(average_precision_score(y, s, sample_weight=w))
+
+
+# ------------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> tuple[Path, np.ndarray, dict[str, np.ndarray]]:
+    """Three runs' counts from scores generated here (as test_browser), costs given."""
+    y, runs = _scores()
+    counts = {k: mi.RocCounts.from_scores(y, s) for k, s in runs.items()}
+    rep = mi.build_report(
+        counts, prevalences=[1e-3, 1e-2], cost_fp=COST_FP, cost_fn=COST_FN, n_bootstrap=60,
+        title="interactive test", progress=False,
+    )  # fmt: skip
+    return rep.save(tmp_path_factory.mktemp("interactive") / "report.html"), y, runs
+
+
+# ----------------------------------------------------------------------------------- tests
+CHARTS = ("chart-pr", "chart-sweep-cost", "chart-roc", "chart-sweep-ap")
+#: (chart, run, part of its legend entry clicked): the live PR chart, the live criterion chart.
+CLICKS = (("chart-pr", "sharp", "label"), ("chart-sweep-cost", "middle", "symbol"))
+
+
+@pytest.mark.parametrize("width", [1000, 1400])
+def test_legend_click_hides_the_run_in_every_chart(report, tmp_path: Path, width: int) -> None:
+    path, _, runs = report
+    names = list(runs)
+    with Chromium(tmp_path, width=width, height=900) as page:
+        page.open(path)
+        keys = page.eval("JSON.stringify(Object.keys(mlflowImbalance.views).sort())")
+        assert json.loads(keys) == sorted(CHARTS)
+        before = {c: _state(page, c) for c in CHARTS}
+        for c, st in before.items():
+            assert set(st["entries"]) == set(names), (c, st["entries"])
+            assert st["lines"] == {n: 1 for n in names}, (c, st["lines"])
+            assert all(e["opacity"] == 1 for e in st["entries"].values())
+        assert before["chart-pr"]["ops"] == {n: 1 for n in names}
+        assert set(before["chart-pr"]["bands"]) == set(names)
+        assert all(0 < v < 1 for v in before["chart-pr"]["bands"].values())
+        for chart, run, part in CLICKS:
+            _into_view(page, chart)
+            shots = {"before": page.screenshot()}
+            _click_legend(page, chart, run, part)
+            _wait_line(page, chart, run, hidden=True)
+            _mouse(page, 2, 2)
+            shots["after"] = page.screenshot()
+            after = {c: _state(page, c) for c in CHARTS}
+            for c, st in after.items():  # hidden in every chart, the others untouched
+                assert st["lines"][run] <= 0.05, (chart, c, st["lines"])
+                assert all(st["lines"][n] == 1 for n in names if n != run), (chart, c, st)
+                assert st["entries"][run]["opacity"] < 0.5, (chart, c, st["entries"])
+                assert st["entries"][run]["symbolOpacity"] < 0.5
+                assert all(st["entries"][n]["opacity"] == 1 for n in names if n != run)
+                assert st["bands"].get(run, 0) == 0, (chart, c, st["bands"])
+                assert all(st["bands"][n] > 0 for n in st["bands"] if n != run), (c, st)
+            assert after["chart-pr"]["ops"] == {n: 1 for n in names if n != run}
+            # a second click on the same entry shows it again, in every chart
+            _click_legend(page, chart, run, part)
+            _wait_line(page, chart, run, hidden=False)
+            assert {c: _looks(_state(page, c)) for c in CHARTS} == {
+                c: _looks(st) for c, st in before.items()
+            }, (chart, run)
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            for k, png in shots.items():
+                assert png[:8] == b"\x89PNG\r\n\x1a\n"
+                (ARTIFACTS / f"legend-{chart}-{width}-{k}.png").write_bytes(png)
+        errors = page.errors()
+    assert not errors, errors[:3]
+
+
+def _check_pr_tooltip(page: Chromium, y, runs, run: str, eta: float) -> None:
+    """Hover a PR point of ``run``: precision at its threshold and η equals numpy's."""
+    tt = _hover(page, "chart-pr", run)
+    assert tt["run"] == run, tt
+    shown_r, shown_p, shown_t = _num(tt["recall"]), _num(tt["precision"]), _num(tt["threshold"])
+    rows = [
+        r
+        for r in _view_rows(page, "chart-pr", "pr")
+        if r["run"] == run and f"{r['x']:.3f}" == tt["recall"] and _same_3sig(shown_t, r["thr"])
+    ]
+    assert rows, tt
+    for r in rows:
+        tpr, fpr = _rates_at(y, runs[run], r["thr"])
+        prec = eta * tpr / (eta * tpr + (1 - eta) * fpr)
+        assert all(abs(t - shown_r) <= 5e-4 + 1e-12 for t in tpr), (tt, tpr)
+        assert all(_same_3sig(shown_p, p) for p in prec), (run, eta, tt, prec)
+
+
+def _check_op_tooltip(page: Chromium, y, runs, run: str, eta: float) -> None:
+    """Hover ``run``'s operating-point marker: precision at the cost optimum equals sklearn's."""
+    tt = _hover(page, "chart-pr", run, kind="op")
+    assert tt["run"] == run and tt["point"] == "cost-optimal threshold", tt
+    want = _precision_at_cost_optimum(y, runs[run], eta, COST_FP, COST_FN)
+    assert _same_3sig(_num(tt["precision"]), want), (run, eta, tt, want)
+
+
+def test_hover_values_and_prevalence_control(report, tmp_path: Path) -> None:
+    path, y, runs = report
+    with Chromium(tmp_path, width=1200, height=900) as page:
+        page.open(path)
+        eta0 = float(page.eval("document.getElementById('verdict-live').dataset.prevalence"))
+        for run in runs:
+            _check_pr_tooltip(page, y, runs, run, eta0)
+            _check_op_tooltip(page, y, runs, run, eta0)
+            # ROC: TPR and FPR at the point's threshold
+            tt = _hover(page, "chart-roc", run)
+            assert tt["run"] == run, tt
+            rows = [
+                r
+                for r in _view_rows(page, "chart-roc", "roc")
+                if r["run"] == run and f"{r['y']:.3f}" == tt["TPR"]
+                and _same_3sig(_num(tt["threshold"]), r["thr"])
+            ]  # fmt: skip
+            assert rows, tt
+            for r in rows:
+                tpr, fpr = _rates_at(y, runs[run], r["thr"])
+                assert all(_same_3sig(_num(tt["FPR"]), f) for f in fpr), (tt, fpr)
+                assert all(abs(t - _num(tt["TPR"])) <= 5e-4 + 1e-12 for t in tpr), (tt, tpr)
+            # the criterion and AP against eta, at the hovered grid eta
+            for chart, key, ref in (
+                ("chart-sweep-cost", "Expected cost per case", _min_cost),
+                ("chart-sweep-ap", "AP", _ap_at),
+            ):
+                tt = _hover(page, chart, run)
+                assert tt["run"] == run, (chart, tt)
+                dataset = "sweep_" + chart.rsplit("-", 1)[1]
+                etas = [
+                    r["x"]
+                    for r in _view_rows(page, chart, dataset)
+                    if r["run"] == run and _same_3sig(_num(tt["η"]), r["x"])
+                    and _same_3sig(_num(tt[key]), r["y"])
+                ]  # fmt: skip
+                assert etas, (chart, tt)
+                for e in etas:
+                    want = ref(y, runs[run], e)
+                    assert _same_3sig(_num(tt[key]), want), (chart, run, e, tt, want)
+
+        # another eta typed into the box: the live charts follow
+        eta1 = 5e-3  # the operating-point markers of the runs apart (not at recall ~1)
+        assert not _same_3sig(eta1, eta0)
+        hide = "sharp"
+        _click_legend(page, "chart-pr", hide)
+        _wait_line(page, "chart-pr", hide, hidden=True)
+        _type_prevalence(page, eta1)
+        for run in runs:
+            if run == hide:
+                continue
+            _check_pr_tooltip(page, y, runs, run, eta1)
+            _check_op_tooltip(page, y, runs, run, eta1)
+        st = _state(page, "chart-pr")
+        assert st["lines"][hide] <= 0.05 and hide not in st["ops"], st  # still hidden
+        # the hidden run gives no tooltips: its points are out of the hover layer
+        assert page.eval(f"{_PICK}('chart-pr', {json.dumps(hide)}, 'curve')") == "null"
+        # the current-eta rule of the metric-against-eta chart sits at eta1 (between the
+        # pixel positions of the grid points around it)
+        rule = json.loads(page.eval("""JSON.stringify([...document.querySelectorAll(
+          '#chart-sweep-cost g.mark-rule line')].filter(l => l.__data__.datum.eta !== undefined
+          && l.__data__.datum.label === undefined).map(l => [l.__data__.datum.eta,
+          l.getBoundingClientRect().left]))"""))  # fmt: skip
+        assert [r[0] for r in rule] == [eta1], rule
+        grid = json.loads(page.eval("""JSON.stringify([...document.querySelectorAll(
+          '#chart-sweep-cost g.mark-symbol path')].filter(p => p.__data__.datum.i !== undefined)
+          .map(p => { const r = p.getBoundingClientRect();
+            return [p.__data__.datum.x, r.left + r.width / 2]; }))"""))  # fmt: skip
+        lo = max((g for g in grid if g[0] <= eta1), key=lambda g: g[0])
+        hi = min((g for g in grid if g[0] >= eta1), key=lambda g: g[0])
+        assert lo[1] - 1 <= rule[0][1] <= hi[1] + 1, (lo, rule, hi)
+        errors = page.errors()
+    assert not errors, errors[:3]
