@@ -63,9 +63,9 @@ class Thinned(NamedTuple):
 #: Bins per axis of :func:`thin_for_bootstrap` for the bootstrap of the logging hook and of the
 #: report's drawn runs (one rule for both). Measured (``benchmarks/bench_thinning.py``: 3 runs of
 #: 10^6 scores x 3 seeds, B = 1000): the AP, PR-AUC and max-F1 bands on counts thinned to 40, 80
-#: or 200 points per axis are, on average, 0.92-1.09x as wide as on the full counts, with no
-#: difference between the three beyond the Monte Carlo spread (s.d. 0.02-0.11 per comparison);
-#: 80 costs ~2.5x less than 200.
+#: or 200 points per axis are, on average, 0.93-1.04x as wide as on the full counts, with no
+#: difference between the three beyond the Monte Carlo spread (s.d. 0.03-0.09 per comparison);
+#: 80 costs ~2.6x less than 200.
 BOOTSTRAP_POINTS = 80
 
 
