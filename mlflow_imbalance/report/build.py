@@ -130,9 +130,11 @@ def _build(
     runs = _unique_names(runs)
     opts = with_run_defaults(opts, [r.summary for r in runs])
     from mlflow_imbalance.core.validation import validated
-    from mlflow_imbalance.report.analysis.context import build_context
+    from mlflow_imbalance.report.analysis.context import build_context, one_blas_thread
 
-    with validated():  # every option was checked once, by _options above
+    # one BLAS thread: the analysis is many small products and dots, for which OpenBLAS's
+    # threads only add CPU time (and wait for each other on a busy machine)
+    with validated(), one_blas_thread():  # every option was checked once, by _options above
         context = build_context(
             runs,
             all_skipped,

@@ -20,6 +20,7 @@ from mlflow_imbalance.stats.intervals import Interval, _rate_limits
 
 __all__ = [
     "RocAucInterval",
+    "delong_variance",
     "roc_auc_interval",
 ]
 
@@ -55,6 +56,27 @@ class RocAucInterval(Interval):
     def available(self) -> bool:
         """True when the limits are numbers (not the NaN of "no interval")."""
         return bool(np.isfinite(self.low) and np.isfinite(self.high))
+
+
+def delong_variance(counts: RocCounts) -> tuple[float, float]:
+    """ROC-AUC and DeLong's variance ``S10 / n_pos + S01 / n_neg`` from unweighted counts, O(K).
+
+    Every example at one threshold shares its placement value (``V10`` of a positive: the share
+    of negatives below it plus half those tied; ``V01`` of a negative likewise), so DeLong et al.'s
+    (1988) sample variances are weighted sums over thresholds. The variance is NaN with fewer
+    than 2 positives or 2 negatives. Sums use numpy's pairwise summation (not a BLAS dot).
+    """
+    dpos, dneg = (np.asarray(v, dtype=np.float64) for v in counts.per_threshold())
+    n_pos, n_neg = float(counts.n_pos), float(counts.n_neg)
+    tp, fp = np.asarray(counts.tp, np.float64), np.asarray(counts.fp, np.float64)
+    v10 = (n_neg - fp + 0.5 * dneg) / n_neg  # per threshold, shared by its positives
+    v01 = (tp - 0.5 * dpos) / n_pos  # shared by its negatives
+    auc = float((dpos * v10).sum() / n_pos)
+    if n_pos < 2 or n_neg < 2:
+        return auc, math.nan
+    s10 = float((dpos * (v10 - auc) ** 2).sum() / (n_pos - 1))
+    s01 = float((dneg * (v01 - auc) ** 2).sum() / (n_neg - 1))
+    return auc, s10 / n_pos + s01 / n_neg
 
 
 def roc_auc_interval(counts: RocCounts, confidence: float = 0.95) -> RocAucInterval:
@@ -101,23 +123,16 @@ def roc_auc_interval(counts: RocCounts, confidence: float = 0.95) -> RocAucInter
             conf,
             float(roc_auc(counts)),
         )
-    dpos, dneg = (np.asarray(v, dtype=np.float64) for v in counts.per_threshold())
-    n_pos, n_neg = float(counts.n_pos), float(counts.n_neg)
-    tp, fp = np.asarray(counts.tp, np.float64), np.asarray(counts.fp, np.float64)
-    v10 = (n_neg - fp + 0.5 * dneg) / n_neg  # per threshold, shared by its positives
-    v01 = (tp - 0.5 * dpos) / n_pos  # shared by its negatives
-    auc = float(np.dot(dpos, v10) / n_pos)
+    auc, var = delong_variance(counts)
     exact = (
         ""
         if counts.is_exact
         else f" (on reduced counts, TPR/FPR error <= {counts.max_tpr_error:.2g})"
     )
-    if n_pos < 2 or n_neg < 2:
+    if not math.isfinite(var):
         method = "no interval: DeLong needs >= 2 positives and >= 2 negatives"
         return RocAucInterval(nan, nan, method, conf, auc)
-    s10 = float(np.dot(dpos, (v10 - auc) ** 2) / (n_pos - 1))
-    s01 = float(np.dot(dneg, (v01 - auc) ** 2) / (n_neg - 1))
-    se = math.sqrt(max(s10 / n_pos + s01 / n_neg, 0.0))
+    se = math.sqrt(max(var, 0.0))
     z = float(stats.norm.ppf((1 + conf) / 2))
     level = f"{conf:.0%}"
     if se > 0 and 0 < auc < 1:
@@ -126,7 +141,7 @@ def roc_auc_interval(counts: RocCounts, confidence: float = 0.95) -> RocAucInter
         lo, hi = (1 / (1 + math.exp(-(centre + d))) for d in (-half, half))
         method = f"DeLong variance from the counts, Wald on the logit scale, {level}{exact}"
         return RocAucInterval(lo, hi, method, conf, auc, se)
-    mm = int(min(n_pos, n_neg))
+    mm = int(min(float(counts.n_pos), float(counts.n_neg)))
     k = round(auc * mm)
     lo, hi = _rate_limits(np.asarray(float(k)), np.asarray(float(mm)), conf, "clopper-pearson")
     method = (

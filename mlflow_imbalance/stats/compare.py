@@ -35,6 +35,7 @@ from mlflow_imbalance.core.validation import (
     check_scores,
 )
 from mlflow_imbalance.stats._checks import _check_confidence
+from mlflow_imbalance.stats.auc import delong_variance
 from mlflow_imbalance.stats.bootstrap import (
     Statistic,
     _check_bootstrappable,
@@ -260,25 +261,15 @@ def delong_test(
 
 
 def _delong_from_counts(c: RocCounts) -> tuple[float, float]:
-    """ROC-AUC and DeLong's variance ``S10 / n_pos + S01 / n_neg`` from counts (O(K)).
-
-    Every example at one threshold shares its placement value, so the sample variances are
-    weighted sums over thresholds (see :func:`~mlflow_imbalance.stats.auc.roc_auc_interval`).
-    """
+    """ROC-AUC and DeLong's variance from counts (:func:`.auc.delong_variance`), checked."""
     _check_bootstrappable(c)
-    dpos, dneg = (np.asarray(v, dtype=np.float64) for v in c.per_threshold())
-    n_pos, n_neg = float(c.n_pos), float(c.n_neg)
-    if n_pos < 2 or n_neg < 2:
+    auc, var = delong_variance(c)
+    if not math.isfinite(var):
         raise ValueError(
-            f"DeLong needs at least 2 positives and 2 negatives, got {n_pos:g} and {n_neg:g}"
+            f"DeLong needs at least 2 positives and 2 negatives, got {float(c.n_pos):g} and "
+            f"{float(c.n_neg):g}"
         )
-    tp, fp = np.asarray(c.tp, np.float64), np.asarray(c.fp, np.float64)
-    v10 = (n_neg - fp + 0.5 * dneg) / n_neg
-    v01 = (tp - 0.5 * dpos) / n_pos
-    auc = float(np.dot(dpos, v10) / n_pos)
-    s10 = float(np.dot(dpos, (v10 - auc) ** 2) / (n_pos - 1))
-    s01 = float(np.dot(dneg, (v01 - auc) ** 2) / (n_neg - 1))
-    return auc, s10 / n_pos + s01 / n_neg
+    return auc, var
 
 
 def delong_test_unpaired(

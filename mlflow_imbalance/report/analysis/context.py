@@ -156,7 +156,7 @@ def build_context(
     lead = _leading(names, criterion_orders(counts, v_etas, opts))
 
     # ------------------------------------------------------------ intervals and bands
-    with timer.stage("bootstrap"), _one_blas_thread():
+    with timer.stage("bootstrap"):
         unc = _Uncertainty(opts, seed_for)
         notify("bootstrap", 0, len(counts))
         for i, (n, c) in enumerate(counts.items()):
@@ -429,8 +429,8 @@ def _names_short(names: Any, limit: int = 4) -> str:
     return ", ".join(names[:limit]) + f" and {len(names) - limit} more"
 
 
-def _one_blas_thread() -> Any:
-    """One BLAS thread for the bootstrap's many small matrix products.
+def one_blas_thread() -> Any:
+    """One BLAS thread for the analysis's many small matrix products (:func:`build_report`).
 
     A second thread only adds CPU time on this workload; a no-op without threadpoolctl.
     """
