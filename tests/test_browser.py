@@ -296,6 +296,8 @@ def test_report_in_headless_chromium(report_file, tmp_path: Path) -> None:
           title: document.title,
           scrollWidth: document.documentElement.scrollWidth,
           innerWidth: window.innerWidth,
+          tableOverflow: [...document.querySelectorAll('.table-wrap')].map(e =>
+            e.scrollWidth - e.clientWidth),
           fontMin: Math.min(...[...document.querySelectorAll('.vega svg text')].map(t =>
             parseFloat(getComputedStyle(t).fontSize))),
           widths: [...document.querySelectorAll('figure.chart')].map(f =>
@@ -335,6 +337,8 @@ def test_report_in_headless_chromium(report_file, tmp_path: Path) -> None:
     # no horizontal overflow at 1000 px
     assert info["innerWidth"] == 1000
     assert info["scrollWidth"] <= info["innerWidth"], info["scrollWidth"]
+    # ... and no table scrolls sideways inside its box either
+    assert info["tableOverflow"] and max(info["tableOverflow"]) <= 0, info["tableOverflow"]
     # the verdict names the run with the lowest expected cost (independent computation)
     assert [v[0] for v in info["verdicts"]] == [1e-3, 1e-2]
     for eta_v, run, text in info["verdicts"]:

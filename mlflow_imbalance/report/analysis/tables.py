@@ -75,6 +75,8 @@ def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts,
     names = [r.name for r in runs]
     by_name = {r.name: r for r in runs}
     crit = "cost" if opts.costs_given else opts.primary_metric
+    # the criterion's column first: the one the runs are ordered by, visible at any width
+    cols.sort(key=lambda c: c[0] != crit)
     out = []
     order_j = [*[(1 + i, e, "deployment") for i, e in enumerate(chosen)], (0, None, "test")]
     for j, eta, kind in order_j:
