@@ -18,7 +18,8 @@ on the same data (pointwise Koopman/Clopper-Pearson as before vs ``selected_poin
 and ``choose_threshold`` (min recall 0.5 at eta = 1e-3: both bounds at the chosen threshold).
 
 Run: ``nice -n 10 python benchmarks/bench_band_coverage.py [R] [B]`` (default 300 x 400; about
-15 minutes on 2 cores); ``... --flips [R] [B]``: the flip-significance study (:func:`flips`);
+15 minutes on 2 cores); ``... --flips [R] [B]``: the flip-significance study (:func:`flips`,
+two nulls and two real crossings, both side tests; about 25 minutes at 200 x 200);
 ``... --roc [R] [B]``: the ROC band alone (:func:`roc_only`).
 """
 
@@ -32,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from test_band_coverage import binormal_model, draw_counts, skewed_model, true_curves
+from test_flip_power import flip_scores, true_ap_difference
 
 from mlflow_imbalance import RocCounts, metrics
 from mlflow_imbalance import ranking as u_rank
@@ -147,54 +149,88 @@ def run(model: dict, n_pos: int, n_neg: int, r: int, b: int) -> tuple[dict, dict
 
 
 def flips(r: int, b: int) -> None:
-    """Flip significance: false alarms with identical models, power for a real AP crossing.
+    """Flip significance: false alarms under two nulls, power for two real AP crossings.
 
     P = 200, N = 20,000, the same examples scored by both runs (noise correlation 0.5 within
-    each class). Crossing: A positives ~ N(2, 1), B ~ N(1.6, 1.8), negatives N(0, 1): true
-    D(eta) = AP_A - AP_B runs from -0.08 (eta <= 1e-2, B better) to +0.13 (eta ~ 0.1-0.3); one
-    flip near eta = 4e-3. Null: both runs A's model. "old rule" = the two-sided band over the
-    whole grid excluding 0 on both sides (same replicates), "new rule" = the intersection-union
-    test. Paired: y_true/score_a/score_b; unpaired: the two runs' counts.
+    each class); A's positives ~ N(2, 1), negatives N(0, 1) for both runs. Scenarios for B
+    (``flip_scores`` and the quadrature ``true_ap_difference`` in tests/test_flip_power.py):
+
+    * null (identical models): B = A's model; D = 0 everywhere.
+    * least favourable null: B = A's model except that its positives scoring below 1.5 are
+      pushed down by 2. B's ranking agrees with A's at the top, so D(eta) >= 0 everywhere,
+      ~ 0 at low eta (<= 1.4e-3 for eta <= 1e-3) and clearly positive at high eta (0.11 at
+      eta = 0.25): a false flip needs "D < 0 shown" where D ~ 0 -- the intersection-union
+      test's least favourable configuration (exactly 0 on an interval is impossible for AP,
+      which is analytic in eta, so this approaches it).
+    * crossing: B's positives ~ N(1.6, 1.8) (B better at the top): D from -0.08 (eta ~ 1e-3)
+      to +0.13 (eta ~ 0.1-0.3), one flip at eta = 1.3e-2.
+    * mid-range crossing: B ranks like A at the top, better in the middle, worse at the
+      bottom: D ~ 0 at eta = 1e-4, -0.07 around 1e-2 to 3e-2, one flip at 0.13, +0.06 at 0.5.
+
+    Columns: "two-sided band" = the earliest rule (the whole-grid two-sided band excludes 0 on
+    both sides of a flip), "points" = ``significant`` with the default ``side_test="points"``
+    (sup-t on every side), "windows" = ``side_test="windows"``; same replicates (same seed)
+    for all three. "flip found" = share of test sets with an estimated flip. "oracle"
+    (crossing only): power of the one-sided test of "D >= 0 at eta_j" that rejects when the
+    estimate of D(eta_j) is below its 5% quantile over the least-favourable test sets (a test
+    that knows the null distribution; best eta_j, chosen after the fact) -- an optimistic
+    reference for what a test at a single eta can reach. Each scenario's test sets are the
+    same in both modes. The true D by quadrature is printed first.
     """
     grid = np.logspace(-4, np.log10(0.5), 40)
-    rng = np.random.default_rng(2026)
     n_pos, n_neg = 200, 20_000
     y = np.r_[np.ones(n_pos, bool), np.zeros(n_neg, bool)]
-    rows = {}
-    for scen, (mb, sb) in (("null (identical models)", (2.0, 1.0)), ("real crossing", (1.6, 1.8))):
+    scens = ("null", "least favourable", "crossing", "mid-range crossing")
+    show = np.array([1e-4, 1e-3, 1e-2, 0.1, 0.25, 0.5])
+    print("\ntrue D(eta) = AP_A - AP_B at eta = " + ", ".join(f"{e:g}" for e in show))
+    for scen in scens:
+        print(f"  {scen}: " + ", ".join(f"{d:+.4f}" for d in true_ap_difference(show, scen)))
+    rows, dhat = {}, {}
+    for k, scen in enumerate(scens):
         for mode in ("paired", "unpaired"):
-            new = old = found = 0
+            rng = np.random.default_rng([2026, k])
+            hits = {"band": 0, "points": 0, "windows": 0}
+            found = 0
+            ests = []
             for i in range(r):
-                e1 = rng.normal(size=y.size)
-                e2 = 0.5 * e1 + np.sqrt(0.75) * rng.normal(size=y.size)
-                sa = np.where(y, 2.0 + e1, e1)
-                sb_ = np.where(y, mb + sb * e2, e2)
-                if mode == "paired":
-                    res = u_rank.flip_significance(
-                        metric="ap", prevalences=grid, y_true=y, score_a=sa, score_b=sb_,
-                        n_boot=b, seed=i,
-                    )  # fmt: skip
-                else:
-                    ca, cb = RocCounts.from_scores(y, sa), RocCounts.from_scores(y, sb_)
-                    res = u_rank.flip_significance(ca, cb, "ap", grid, n_boot=b, seed=i)
-                if not res.flips:
-                    continue
-                found += 1
-                new += any(res.significant)
-                edges = [grid[0], *res.flips, grid[-1]]
+                sa, sb = flip_scores(rng, y, scen)
+                ca, cb = RocCounts.from_scores(y, sa), RocCounts.from_scores(y, sb)
+                res = {}
+                for side in ("points", "windows"):
+                    if mode == "paired":
+                        res[side] = u_rank.flip_significance(
+                            metric="ap", prevalences=grid, y_true=y, score_a=sa, score_b=sb,
+                            n_boot=b, seed=i, side_test=side,
+                        )  # fmt: skip
+                    else:
+                        res[side] = u_rank.flip_significance(
+                            ca, cb, "ap", grid, n_boot=b, seed=i, side_test=side
+                        )
+                    hits[side] += any(res[side].significant)
+                one = res["windows"]
+                ests.append(one.difference)
+                found += bool(one.flips)
+                edges = [grid[0], *one.flips, grid[-1]]
                 hit = False
-                for k, root in enumerate(res.flips):
-                    lf = (grid >= edges[k]) & (grid < root)
-                    rt = (grid > root) & (grid <= edges[k + 2])
-                    pl, nl = np.any(res.low[lf] > 0), np.any(res.high[lf] < 0)
-                    pr, nr = np.any(res.low[rt] > 0), np.any(res.high[rt] < 0)
+                for j, root in enumerate(one.flips):
+                    lf = (grid >= edges[j]) & (grid < root)
+                    rt = (grid > root) & (grid <= edges[j + 2])
+                    pl, nl = np.any(one.low[lf] > 0), np.any(one.high[lf] < 0)
+                    pr, nr = np.any(one.low[rt] > 0), np.any(one.high[rt] < 0)
                     hit |= bool((pl and nr) or (nl and pr))
-                old += hit
-            rows[(scen, mode)] = (old / r, new / r, found / r)
-    print("\n| scenario | mode | old rule | new rule | a flip estimated |")
-    print("|---|---|---|---|---|")
-    for (scen, mode), (o, n, f) in rows.items():
-        print(f"| {scen} | {mode} | {_fmt(o, r)} | {_fmt(n, r)} | {f:.2f} |")
+                hits["band"] += hit
+            rows[(scen, mode)] = ({key: v / r for key, v in hits.items()}, found / r)
+            dhat[(scen, mode)] = np.asarray(ests)
+            print(f"  done: {scen}, {mode}", file=sys.stderr, flush=True)
+    print("\n| scenario | mode | two-sided band | points | windows | flip found | oracle |")
+    print("|---|---|---|---|---|---|---|")
+    for (scen, mode), (h, f) in rows.items():
+        orc = ""
+        if scen == "crossing":
+            q = np.quantile(dhat[("least favourable", mode)], 0.05, axis=0)
+            orc = f"{np.max(np.mean(dhat[(scen, mode)] < q, axis=0)):.3f}"
+        cols = " | ".join(_fmt(h[key], r) for key in ("band", "points", "windows"))
+        print(f"| {scen} | {mode} | {cols} | {f:.2f} | {orc} |")
 
 
 def roc_only(r: int, b: int) -> None:

@@ -165,9 +165,7 @@ def _without_package_inits(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     """A subpackage's ``__init__`` re-exporting its own modules is not a circle: drop the edges
     from a module to the ``__init__`` of a package that contains it."""
     return {
-        v: {w for w in deps if not v.startswith(w + ".")}
-        for v, deps in graph.items()
-        if v != ROOT
+        v: {w for w in deps if not v.startswith(w + ".")} for v, deps in graph.items() if v != ROOT
     }
 
 
@@ -197,8 +195,14 @@ def test_public_api_still_importable():
     from mlflow_imbalance import metrics, ranking, synthetic, uncertainty
     from mlflow_imbalance.integrations import lightgbm, xgboost  # noqa: F401
 
-    for name in ("RocCounts", "CountsAccumulator", "log_scores", "load_counts", "autolog",
-                 "build_report"):
+    for name in (
+        "RocCounts",
+        "CountsAccumulator",
+        "log_scores",
+        "load_counts",
+        "autolog",
+        "build_report",
+    ):
         assert callable(getattr(mi, name)), name
     assert callable(metrics.average_precision) and callable(uncertainty.rate_interval)
     assert callable(ranking.flip_points) and callable(synthetic.synthesize_positives)

@@ -18,6 +18,7 @@ _DEFAULT_CHUNK = 1 << 16
 _MAX_CANDIDATES = 100_000_000
 _DIRECTION_SIGNS = {"both": (1, -1), "up": (1,), "down": (-1,)}
 
+
 # --------------------------------------------------------------------------- validation
 def _as_matrix(X: Any, name: str, *, allow_empty: bool = False) -> tuple[np.ndarray, Any, Any]:
     """Return ``X`` as a C-contiguous float64 matrix, plus its column names and index if any."""
