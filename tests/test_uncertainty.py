@@ -312,6 +312,27 @@ def test_required_sample_size_is_minimal():
     assert math.isinf(u.required_sample_size(0.6, 1e-3, 0.1, n_pos=20).n_neg)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    rate=st.floats(1e-8, 1.0),
+    width=st.floats(0.005, 0.9),
+    conf=st.sampled_from([0.9, 0.95, 0.99]),
+)
+def test_required_sample_size_is_minimal_everywhere(rate, width, conf):
+    """The search's answer is, by definition, the smallest n with CV(n) <= the target: checked
+    with the public Clopper-Pearson CV, whatever the rate (down to 1e-8) and target."""
+    fpr = min(rate, 0.999)
+    need = u.required_sample_size(0.5, fpr, max_width=width, confidence=conf)
+    level = math.sqrt(conf)
+    n = need.n_neg
+    if math.isinf(n):
+        assert _cp_cv(1e18, fpr, level) > width
+    else:
+        assert n == int(n) >= 1
+        assert _cp_cv(n, fpr, level) <= width
+        assert n == 1 or _cp_cv(n - 1, fpr, level) > width
+
+
 def test_check_sample_size_warns_for_brabec_example():
     # "FPR = 1e-3 on a dataset having only 10,000 negative samples" (Brabec et al. §5)
     rng = np.random.default_rng(0)
