@@ -100,8 +100,10 @@ def _fresh(n: int, k: int) -> None:
         for side in out:
             r = subprocess.run(
                 [sys.executable, "-c", _FRESH, str(n), side],
-                capture_output=True, text=True, check=True,
+                capture_output=True, text=True, cwd=tempfile.gettempdir(),
             )  # fmt: skip
+            if r.returncode:
+                raise RuntimeError(f"the {side} process failed:\n{r.stderr[-2000:]}")
             out[side].append(json.loads(r.stdout.strip().splitlines()[-1]))
     bw = statistics.median(v[0] for v in out["baseline"])
     bc = statistics.median(v[1] for v in out["baseline"])
