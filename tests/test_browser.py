@@ -77,9 +77,13 @@ class DevTools:
             if b0 & 0x80:  # FIN
                 return json.loads(data)
 
-    def send(self, method: str, **params) -> dict:
+    def send(self, method: str, session_id: str | None = None, **params) -> dict:
+        """One command; to an attached target (flat session) when ``session_id`` is given."""
         self.next_id += 1
-        payload = json.dumps({"id": self.next_id, "method": method, "params": params}).encode()
+        message = {"id": self.next_id, "method": method, "params": params}
+        if session_id is not None:
+            message["sessionId"] = session_id
+        payload = json.dumps(message).encode()
         mask = os.urandom(4)
         n = len(payload)
         header = bytes([0x81])

@@ -15,13 +15,11 @@ Two kinds of test:
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 import os
 import shutil
 import struct
-import subprocess
 import tempfile
 import time
 import urllib.request
@@ -38,6 +36,7 @@ from sklearn.metrics import (
     precision_score,
     roc_auc_score,
 )
+from test_browser import CHROMIUM, Chromium
 
 import mlflow_imbalance as mi
 from mlflow_imbalance import tracking
@@ -45,7 +44,6 @@ from mlflow_imbalance.core import metrics as core_metrics
 from mlflow_imbalance.plots._style import PREVIEW_MIN_FONT_PT
 from mlflow_imbalance.tracking import keys
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS", Path(__file__).parent.parent / "test-artifacts"))
 
 
@@ -185,40 +183,13 @@ def test_summary_reads_top_down(tracking_uri):
 # --------------------------------------------------------------------------- real server + UI
 
 
-class _Chromium:
-    """Headless Chromium driven over the DevTools protocol (see tests/test_browser.py)."""
+class _Chromium(Chromium):
+    """:class:`test_browser.Chromium` with what the MLflow UI needs: promises, waits, iframes."""
 
     def __init__(self, width: int, height: int = 900) -> None:
-        from test_browser import DevTools
-
         self.profile = tempfile.mkdtemp(prefix="mi-chromium-")
-        binary = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-        self.proc = subprocess.Popen(
-            [
-                binary, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update",
-                "--hide-scrollbars",
-                f"--user-data-dir={self.profile}", "--remote-debugging-port=0",
-                f"--window-size={width},{height}", "about:blank",
-            ],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
-        port_file = Path(self.profile) / "DevToolsActivePort"
-        deadline = time.monotonic() + 60
-        while not (port_file.exists() and port_file.read_text().count("\n") >= 1):
-            assert self.proc.poll() is None, "chromium exited early"
-            assert time.monotonic() < deadline, "chromium did not open its DevTools port"
-            time.sleep(0.1)
-        port = int(port_file.read_text().splitlines()[0])
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
-            page = next(t for t in json.load(r) if t["type"] == "page")
-        self.dt = DevTools(page["webSocketDebuggerUrl"])
-        self.dt.send("Page.enable")
-        self.dt.send("Runtime.enable")
-        self.dt.send(
-            "Emulation.setDeviceMetricsOverride",
-            width=width, height=height, deviceScaleFactor=1, mobile=False,
-        )  # fmt: skip
+        super().__init__(Path(self.profile), width, height)
+        self.__enter__()
 
     def js(self, expression: str, context_id: int | None = None):
         kw = {"contextId": context_id} if context_id is not None else {}
@@ -249,29 +220,6 @@ class _Chromium:
         )
         time.sleep(1.5)
 
-    def send_to(self, session_id: str, method: str, **params) -> dict:
-        """A DevTools command to an attached target (flat session), as ``DevTools.send``."""
-        dt = self.dt
-        dt.next_id += 1
-        message = {"id": dt.next_id, "method": method, "params": params, "sessionId": session_id}
-        payload = json.dumps(message).encode()
-        mask = os.urandom(4)
-        n = len(payload)
-        if n < 126:
-            header = bytes([0x81, 0x80 | n])
-        elif n < 65536:
-            header = bytes([0x81, 0x80 | 126]) + struct.pack(">H", n)
-        else:
-            header = bytes([0x81, 0x80 | 127]) + struct.pack(">Q", n)
-        dt.sock.sendall(header + mask + bytes(c ^ mask[i % 4] for i, c in enumerate(payload)))
-        while True:
-            msg = dt._recv_message()
-            if msg.get("id") == dt.next_id:
-                if "error" in msg:
-                    raise RuntimeError(msg["error"])
-                return msg.get("result", {})
-            dt.events.append(msg)
-
     def frame_title(self, url_prefix: str) -> str:
         """``document.title`` inside the sandboxed iframe loaded from a URL.
 
@@ -290,20 +238,20 @@ class _Chromium:
             time.sleep(0.3)
         assert target is not None, f"no iframe target with a URL starting {url_prefix!r}"
         session = self.dt.send("Target.attachToTarget", targetId=target["targetId"], flatten=True)
-        sid = session["sessionId"]
-        res = self.send_to(sid, "Runtime.evaluate", expression="document.title", returnByValue=True)
+        res = self.dt.send(
+            "Runtime.evaluate", session_id=session["sessionId"], expression="document.title",
+            returnByValue=True,
+        )  # fmt: skip
         return res.get("result", {}).get("value")
 
-    def screenshot(self, path: Path) -> bytes:
-        png = base64.b64decode(self.dt.send("Page.captureScreenshot", format="png")["data"])
+    def save_screenshot(self, path: Path) -> bytes:
+        png = self.screenshot()
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(png)
         return png
 
     def close(self) -> None:
-        self.dt.close()
-        os.killpg(self.proc.pid, 15)
-        self.proc.wait(timeout=30)
+        self.__exit__()
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
@@ -394,7 +342,7 @@ def test_run_in_the_mlflow_ui(ui_runs, width):
         time.sleep(1.0)
         title = b.frame_title("blob:")
         assert title.startswith(run_name), title
-        b.screenshot(ARTIFACTS / f"mlflow-card-{width}.png")
+        b.save_screenshot(ARTIFACTS / f"mlflow-card-{width}.png")
 
         # our PR figure as MLflow previews it, then MLflow's own PR figure of the same run
         shown = {}
@@ -404,7 +352,7 @@ def test_run_in_the_mlflow_ui(ui_runs, width):
         ):
             b.go(f"{page}/{path}", f"{_IMAGES} !== '[]'")
             shown[label] = json.loads(b.js(_IMAGES))[0]
-            b.screenshot(ARTIFACTS / f"mlflow-figure-{label}-{width}.png")
+            b.save_screenshot(ARTIFACTS / f"mlflow-figure-{label}-{width}.png")
         png = _get(f"{base}/get-artifact?path=imbalance/test/pr.png&run_uuid={run_id}")
         w_px, h_px, dpi = _png_info(png)
         assert dpi is not None and dpi >= 100, dpi
@@ -461,7 +409,7 @@ def test_across_prevalence_chart_overlays_runs(ui_runs):
             " && document.querySelectorAll('.js-plotly-plot .scatterlayer .trace').length"
         )
         assert traces >= 3
-        b.screenshot(ARTIFACTS / "mlflow-across-prevalence-1400.png")
+        b.save_screenshot(ARTIFACTS / "mlflow-across-prevalence-1400.png")
         # the x axis reads log10 η: ticks from about -6 to 0, not steps 0..41
         ticks = json.loads(
             b.js(
@@ -475,7 +423,7 @@ def test_across_prevalence_chart_overlays_runs(ui_runs):
         _click(b, "[data-component-id='fullscreen_button_chartcard']")
         b.wait_for("!!document.querySelector('[role=dialog] .js-plotly-plot')")
         time.sleep(2.0)
-        b.screenshot(ARTIFACTS / "mlflow-across-prevalence-full-1400.png")
+        b.save_screenshot(ARTIFACTS / "mlflow-across-prevalence-full-1400.png")
     finally:
         b.close()
 
