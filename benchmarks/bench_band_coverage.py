@@ -20,7 +20,8 @@ and ``choose_threshold`` (min recall 0.5 at eta = 1e-3: both bounds at the chose
 Run: ``nice -n 10 python benchmarks/bench_band_coverage.py [R] [B]`` (default 300 x 400; about
 15 minutes on 2 cores); ``... --flips [R] [B]``: the flip-significance study (:func:`flips`,
 two nulls and two real crossings, both side tests; about 25 minutes at 200 x 200);
-``... --roc [R] [B]``: the ROC band alone (:func:`roc_only`).
+``... --roc [R] [B]``: the ROC band alone (:func:`roc_only`); ``... --report-flips [R]``: the
+level and power of the report's unpaired flip test (:func:`report_flips`).
 """
 
 from __future__ import annotations
@@ -256,10 +257,68 @@ def roc_only(r: int, b: int) -> None:
             sys.stdout.flush()
 
 
+def report_flips(r: int) -> None:
+    """The report's unpaired flip test: the replicates it feeds to the test, compared.
+
+    The scenarios of :func:`flips` (P = 200, N = 20,000, AP, 30 log-spaced eta as the report's
+    band grid). Each run's counts are thinned as the report thins a drawn run; "count
+    bootstrap" = 200 count-bootstrap replicates shifted onto the exact curve (what the report
+    uses), "Bayesian, median-centred" = 1000 Bayesian count-bootstrap draws (Jeffreys
+    pseudo-negative) centred on the exact curve by their median (what it used before).
+    """
+    from mlflow_imbalance.core.metrics import average_precision
+    from mlflow_imbalance.stats.bootstrap import (
+        bayesian_statistics,
+        bootstrap_statistics,
+        metric_statistic,
+    )
+    from mlflow_imbalance.stats.flip_significance import flip_significance_from_replicates
+    from mlflow_imbalance.stats.headline import BOOTSTRAP_POINTS, thin_for_bootstrap
+
+    grid = np.logspace(-4, np.log10(0.5), 30)
+    print(f"\nreport's unpaired flip test, R = {r} test sets per scenario")
+    print("\n| scenario | count bootstrap, B = 200 (now) | Bayesian, median-centred, B = 1000 |")
+    print("|---|---|---|")
+    for k, scen in enumerate(("null", "least favourable", "crossing", "mid-range crossing")):
+        rng = np.random.default_rng(3000 + k)
+        hits = {"count": 0, "bayes": 0}
+        for i in range(r):
+            y = np.zeros(200 + 20_000, dtype=bool)
+            y[:200] = True
+            cs = [RocCounts.from_scores(y, s) for s in flip_scores(rng, y, scen)]
+            fps = u_rank.flip_points(
+                cs[0], cs[1], metric="ap", prevalence_range=(grid[0], grid[-1])
+            )
+            inside = [e for e in fps if grid[0] < e < grid[-1]]
+            if not inside:
+                continue
+            ex = [np.atleast_1d(average_precision(c, grid)).astype(float) for c in cs]
+            reps: dict[str, list[np.ndarray]] = {"count": [], "bayes": []}
+            for j, c in enumerate(cs):
+                th = thin_for_bootstrap(c, BOOTSTRAP_POINTS).counts
+                st = metric_statistic(th, "ap", grid)
+                g = np.random.default_rng(10 * i + j)
+                d = bootstrap_statistics(th, {"ap": st}, 200, g)["ap"]
+                reps["count"].append(d - st.estimate(th) + ex[j])
+                d = bayesian_statistics(th, {"ap": st}, 1000, g)["ap"]
+                reps["bayes"].append(d - np.median(d, axis=0) + ex[j])
+            for kind, (ra, rb) in reps.items():
+                res = flip_significance_from_replicates(
+                    ex[0] - ex[1], ra - rb, grid, inside, metric="ap", confidence=0.95
+                )
+                hits[kind] += bool(any(res.significant))
+        print(f"| {scen} | {_fmt(hits['count'] / r, r)} | {_fmt(hits['bayes'] / r, r)} |")
+        sys.stdout.flush()
+
+
 def main() -> None:
     if "--roc" in sys.argv:
         args = [a for a in sys.argv[1:] if a != "--roc"]
         roc_only(int(args[0]) if args else 300, int(args[1]) if len(args) > 1 else 300)
+        return
+    if "--report-flips" in sys.argv:
+        args = [a for a in sys.argv[1:] if a != "--report-flips"]
+        report_flips(int(args[0]) if args else 300)
         return
     if "--flips" in sys.argv:
         args = [a for a in sys.argv[1:] if a != "--flips"]

@@ -280,3 +280,20 @@ def test_flip_significance_from_replicates_matches_flip_significance():
     assert tight.significant == [True] and loose.significant == [False]
     with pytest.raises(ValueError, match="replicates"):
         ranking.flip_significance_from_replicates(res.difference, noise[:, :5], GRID, res.flips)
+
+
+@pytest.mark.parametrize("metric", ["ap", "pr_auc", "max_f1"])
+def test_prepared_metric_function_equals_metric_values_bit_for_bit(metric):
+    """The flip root finding evaluates prepared functions: the same numbers as metric_values
+    (so the eta* it finds are those of the exact curves), for continuous and tied scores."""
+    from mlflow_imbalance.stats._batch import metric_function, metric_values
+
+    rng = np.random.default_rng(5)
+    for rounded in (False, True):
+        y = rng.random(5000) < 0.03
+        s = rng.normal(size=y.size) + 1.4 * y
+        c = RocCounts.from_scores(y, np.round(s, 1) if rounded else s)
+        fn = metric_function(c, metric)
+        for eta in (1e-5, 3e-4, 0.01, 0.2, 0.5):
+            np.testing.assert_array_equal(fn(eta), metric_values(c, metric, eta))
+        np.testing.assert_array_equal(fn([1e-4, 0.3]), metric_values(c, metric, [1e-4, 0.3]))

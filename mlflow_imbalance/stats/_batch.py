@@ -383,6 +383,64 @@ def _threshold_column(c: RocCounts, threshold: float) -> int:
     return j
 
 
+def metric_function(counts: RocCounts, metric: str) -> Any:
+    """:func:`metric_values` of one set of counts as a function of the prevalences, prepared once.
+
+    What does not depend on eta (the positive columns, TPR and FPR there, AP's weights and
+    ratios, PR-AUC's segments) is computed here, not at every call; each call then does the
+    same arithmetic as :func:`metric_values` (the same kernels, bit for bit). For callers that
+    evaluate the same counts at many single prevalences (root finding). The prevalences are not
+    validated (the caller's are).
+    """
+    if metric not in ("ap", "pr_auc", "max_f1"):
+        raise ValueError(f"metric must be 'ap', 'pr_auc' or 'max_f1', got {metric!r}")
+    cols = _positive_columns(counts)
+    n_pos, n_neg = counts.n_pos, counts.n_neg
+    tp = np.asarray(counts.tp, dtype=float)[None, :]
+    fp = np.asarray(counts.fp, dtype=float)[None, :]
+    t = tp[:, cols] / n_pos
+    f = fp[:, cols] / n_neg
+    if metric == "ap":
+        w = np.diff(t, axis=1, prepend=0.0)[0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(w > 0, f[0] / t[0], 0.0)
+
+        def ap(prevalences: Any) -> np.ndarray:
+            inv_o = 1.0 / _odds(np.atleast_1d(np.asarray(prevalences, dtype=float)))
+            x = np.multiply.outer(inv_o, r)
+            x += 1.0
+            np.reciprocal(x, out=x)
+            return x @ w
+
+        return ap
+    if metric == "max_f1" and cols.size <= 50_000:
+        t3, f3 = t[:, None, :], f[:, None, :]
+
+        def mf1(prevalences: Any) -> np.ndarray:
+            o = _odds(np.atleast_1d(np.asarray(prevalences, dtype=float)))[None, :, None]
+            return np.max(2 * o * t3 / (o + o * t3 + f3), axis=2)[0]
+
+        return mf1
+    if metric == "pr_auc":
+        zero = np.zeros((1, 1))
+        t_full = np.concatenate([zero, tp / n_pos], axis=1)
+        f_full = np.concatenate([zero, fp / n_neg], axis=1)
+        t0, f0 = t_full[:, cols], f_full[:, cols]
+        dt, df = t - t0, f - f0
+
+        def prauc(prevalences: Any) -> np.ndarray:
+            eta = np.atleast_1d(np.asarray(prevalences, dtype=float))
+            return _pr_auc_exact_segments(t0, f0, dt, df, eta)[0]
+
+        return prauc
+
+    def generic(prevalences: Any) -> np.ndarray:
+        eta = np.atleast_1d(np.asarray(prevalences, dtype=float))
+        return _metric_batch(metric, tp, fp, n_pos, n_neg, eta, cols)[0]
+
+    return generic
+
+
 def metric_values(
     counts: RocCounts,
     metric: str,

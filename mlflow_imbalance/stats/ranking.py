@@ -33,7 +33,7 @@ from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.validation import (
     check_prevalence,
 )
-from mlflow_imbalance.stats._batch import _threshold_column, metric_values
+from mlflow_imbalance.stats._batch import _threshold_column, metric_function, metric_values
 from mlflow_imbalance.stats.bootstrap import metric_statistic
 
 __all__ = [
@@ -494,13 +494,24 @@ def flip_table(
                 errors[m] = max(errors[m], stat.max_error)
             table[n][m] = v
     flips: dict[tuple[str, str, str], FlipPoints] = {}
+    functions: dict[tuple[str, str], Any] = {}
+
+    def prepared(name: str, c: RocCounts, m: str) -> Any:
+        # each run's exact metric as a function of eta, prepared once: the root finding
+        # evaluates it at many single prevalences
+        if (name, m) not in functions:
+            functions[(name, m)] = metric_function(c, m)
+        return functions[(name, m)]
+
     for m in mets:
         for i, a in enumerate(names):
             for b in names[i + 1 :]:
                 ca, cb = counts_by_name[a], counts_by_name[b]
 
-                def diff(e: Any, ca: RocCounts = ca, cb: RocCounts = cb, m: str = m) -> np.ndarray:
-                    return metric_values(ca, m, e) - metric_values(cb, m, e)
+                fa, fb = prepared(a, ca, m), prepared(b, cb, m)
+
+                def diff(e: Any, fa: Any = fa, fb: Any = fb) -> np.ndarray:
+                    return fa(e) - fb(e)
 
                 values = table[a][m] - table[b][m]
                 roots = _grid_roots(
