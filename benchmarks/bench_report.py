@@ -6,7 +6,9 @@ Targets (CPU time, ``time.process_time``, B = 1000 bootstrap replicates):
 - 100 runs x 10^5 scores: <= 20 s CPU and <= 10 MB;
 - 200 runs x 10^5 scores: finishes, and stays readable (10 runs drawn, flips among them).
 
-Prints the CPU and wall time per stage of each case, the HTML size, and the growth with the
+The 20 x 10^6 case runs 3 times and its median is judged (CPU time on this VM varies by
+about 10 % between identical runs). Prints the CPU and wall time per stage of each case, the
+HTML size, and the growth with the
 number of runs (CPU per run and MB per run should stay flat: the pairwise flip work is bounded
 to the leading runs). Baseline, measured in this same process: building one run's counts from
 its scores. The Vega bundle is built once per machine and cached on disk; its first build
@@ -19,6 +21,7 @@ Run:  python benchmarks/bench_report.py [--quick]   (nice -n 10 on a shared mach
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 import numpy as np
@@ -80,9 +83,15 @@ def main() -> None:
     print(f"Vega bundle ready in {time.process_time() - c0:.2f} s CPU (cached after the first)")
     results = []
     if not args.quick:
-        r = run_case(20, 1_000_000, args.bootstrap, "bench_report_20x1e6.html")
-        ok = r["cpu"] <= 5 and r["mb"] <= 3
-        print(f"  target <= 5 s CPU and <= 3 MB: {'OK' if ok else 'MISSED'}")
+        # the target case, 3 times (this VM's CPU time varies by ~10 % between runs): median
+        rs = [run_case(20, 1_000_000, args.bootstrap, "bench_report_20x1e6.html") for _ in "abc"]
+        cpu = statistics.median(r["cpu"] for r in rs)
+        ok = cpu <= 5 and rs[0]["mb"] <= 3
+        each = ", ".join(f"{r['cpu']:.2f}" for r in rs)
+        print(
+            f"  20 x 10^6: CPU {each} s, median {cpu:.2f} s; "
+            f"target <= 5 s CPU and <= 3 MB: {'OK' if ok else 'MISSED'}"
+        )
     for n_runs in (25, 50, 100, 200):
         r = run_case(n_runs, 100_000, args.bootstrap, f"bench_report_{n_runs}x1e5.html")
         results.append(r)
