@@ -93,9 +93,14 @@ def expected_rate_cv(rate: Any, n: Any, confidence: float = 0.95) -> Any:
         )
     n_arr = np.asarray(n, dtype=float)
     k, n_arr = _check_counts(p * n_arr, n_arr, "rate * n", "n")
-    lo, hi = _rate_limits(k, n_arr, conf, "clopper-pearson")
-    cv = np.maximum(hi - k / n_arr, k / n_arr - lo) / p
+    cv = _cv_checked(p, k, n_arr, conf)
     return float(cv) if cv.ndim == 0 else cv
+
+
+def _cv_checked(p: np.ndarray, k: np.ndarray, n: np.ndarray, level: float) -> np.ndarray:
+    """The CV of :func:`expected_rate_cv` from validated ``p``, ``k = p n`` and ``n``."""
+    lo, hi = _rate_limits(k, n, level, "clopper-pearson")
+    return np.maximum(hi - k / n, k / n - lo) / p
 
 
 def _cp_cv(n: np.ndarray | float, p: float, level: float) -> np.ndarray:
@@ -105,9 +110,7 @@ def _cp_cv(n: np.ndarray | float, p: float, level: float) -> np.ndarray:
 
 def _cv_at(n: float, p: float, level: float) -> float:
     """:func:`_cp_cv` at one ``n`` without the boundary checks (the internal search)."""
-    k = np.asarray(p * n, dtype=float)
-    lo, hi = _rate_limits(k, np.asarray(float(n)), level, "clopper-pearson")
-    return float(np.maximum(hi - k / n, k / n - lo) / p)
+    return float(_cv_checked(np.asarray(p), np.asarray(p * n), np.asarray(float(n)), level))
 
 
 def _smallest_n(p: float, cv_target: float, level: float) -> float:
