@@ -28,6 +28,8 @@ __all__ = [
 ]
 
 BAND_METRICS = ("ap", "pr_auc", "max_f1", "f1")
+#: ``b * K`` up to which max-F1 is taken over the ``(b, M, K)`` cube, above it by the envelope.
+_MAX_F1_CUBE_WORK = 50_000
 
 # Largest |g''| of the logistic g(x) = 1 / (1 + e^x): 1 / (6 sqrt 3).
 _LOGISTIC_MAX_CURVATURE = 1.0 / (6.0 * math.sqrt(3.0))
@@ -77,21 +79,11 @@ def _ap_batch(
     ``h^2 / 8 * max|g''| = h^2 / (48 sqrt 3)`` per unit weight: total AP error
     <= 0.0121 h^2 (1.2e-6 at h = 0.01).
     """
-    t = tp[:, cols] / n_pos
-    f = fp[:, cols] / n_neg
-    w = np.diff(t, axis=1, prepend=0.0)
-    inv_o = 1.0 / _odds(eta)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(w > 0, f / t, 0.0)
-    b = t.shape[0]
+    w, r = _ap_terms(tp[:, cols] / n_pos, fp[:, cols] / n_neg)
     if grid_step is None:
-        out = np.empty((b, eta.size))
-        for i in range(b):
-            x = np.multiply.outer(inv_o, r[i])
-            x += 1.0
-            np.reciprocal(x, out=x)
-            out[i] = x @ w[i]
-        return out
+        return _ap_exact(w, r, eta)
+    b = w.shape[0]
+    inv_o = 1.0 / _odds(eta)
     zero = (r <= 0) & (w > 0)
     ones = np.where(zero, w, 0.0).sum(axis=1)
     use = (r > 0) & (w > 0)
@@ -101,6 +93,26 @@ def _ap_batch(
     if x.size == 0:
         return np.repeat(ones[:, None], eta.size, axis=1)
     return _deposit(x, ww, rows, b, inv_o, grid_step) + ones[:, None]
+
+
+def _ap_terms(t: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """AP's weights ``dR_k`` and ratios ``r_k = FPR_k / TPR_k`` (0 where ``dR_k = 0``)."""
+    w = np.diff(t, axis=1, prepend=0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(w > 0, f / t, 0.0)
+    return w, r
+
+
+def _ap_exact(w: np.ndarray, r: np.ndarray, eta: np.ndarray) -> np.ndarray:
+    """The exact AP sum ``sum_k w_k / (1 + r_k / o)`` per row and eta, shape (b, M)."""
+    inv_o = 1.0 / _odds(eta)
+    out = np.empty((w.shape[0], eta.size))
+    for i in range(w.shape[0]):
+        x = np.multiply.outer(inv_o, r[i])
+        x += 1.0
+        np.reciprocal(x, out=x)
+        out[i] = x @ w[i]
+    return out
 
 
 def _log1p_ratio(u: np.ndarray) -> np.ndarray:
@@ -123,15 +135,19 @@ def _pr_auc_batch(
     start, ``q = o dT / (o dT + dF)`` and ``u = (o dT + dF) / (o T0 + F0)``. From the origin
     precision is constant (``q``).
     """
-    t = tp / n_pos
-    f = fp / n_neg
-    prev = cols - 1
-    t1, f1 = t[:, cols], f[:, cols]
-    zero = np.zeros((t.shape[0], 1))
-    t_full = np.concatenate([zero, t], axis=1)
-    f_full = np.concatenate([zero, f], axis=1)
-    t0, f0 = t_full[:, prev + 1], f_full[:, prev + 1]
-    return _pr_auc_exact_segments(t0, f0, t1 - t0, f1 - f0, eta)
+    return _pr_auc_exact_segments(*_pr_auc_segments(tp, fp, n_pos, n_neg, cols), eta)
+
+
+def _pr_auc_segments(
+    tp: np.ndarray, fp: np.ndarray, n_pos: float, n_neg: float, cols: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(T0, F0, dT, dF)`` of the ROC segment ending at each positive column, shape (b, k)."""
+    prev = np.maximum(cols - 1, 0)
+    t1, f1 = tp[:, cols] / n_pos, fp[:, cols] / n_neg
+    t0, f0 = tp[:, prev] / n_pos, fp[:, prev] / n_neg
+    if cols.size and cols[0] == 0:  # the first threshold's segment starts at the origin
+        t0[:, 0] = f0[:, 0] = 0.0
+    return t0, f0, t1 - t0, f1 - f0
 
 
 #: Largest o-free bound ``v = max(dT/T0, dF/F0)`` on ``u`` per quadrature panel in
@@ -220,12 +236,7 @@ def _pr_auc_deposit(
     :func:`_pr_auc_error_bound`).
     """
     b = tp.shape[0]
-    prev = np.maximum(cols - 1, 0)
-    t1, f1 = tp[:, cols] * (1.0 / n_pos), fp[:, cols] * (1.0 / n_neg)
-    t0, f0 = tp[:, prev] * (1.0 / n_pos), fp[:, prev] * (1.0 / n_neg)
-    if cols.size and cols[0] == 0:
-        t0[:, 0] = f0[:, 0] = 0.0
-    dt, df = t1 - t0, f1 - f0
+    t0, f0, dt, df = _pr_auc_segments(tp, fp, n_pos, n_neg, cols)
     live = dt > 0
     f0_zero = f0 == 0
     origin = live & (t0 == 0) & f0_zero  # constant precision o dT / (o dT + dF)
@@ -307,10 +318,14 @@ def _max_f1_batch(
     At each recall level the positive threshold that first reaches it has the smallest FPR, so
     the maximum is attained at a positive column.
     """
-    t = (tp[:, cols] / n_pos)[:, None, :]
-    f = (fp[:, cols] / n_neg)[:, None, :]
+    return _max_f1_cube(tp[:, cols] / n_pos, fp[:, cols] / n_neg, eta)
+
+
+def _max_f1_cube(t: np.ndarray, f: np.ndarray, eta: np.ndarray) -> np.ndarray:
+    """``max_k 2 o T_k / (o + o T_k + F_k)`` from TPR and FPR at the positive columns."""
+    t3, f3 = t[:, None, :], f[:, None, :]
     o = _odds(eta)[None, :, None]
-    return np.max(2 * o * t / (o + o * t + f), axis=2)
+    return np.max(2 * o * t3 / (o + o * t3 + f3), axis=2)
 
 
 def _f1_batch(
@@ -347,7 +362,7 @@ def _metric_batch(
                 for i in range(0, tp.shape[0], step)
             ]
         )
-    if metric == "max_f1" and tp.shape[0] * cols.size > 50_000:
+    if metric == "max_f1" and tp.shape[0] * cols.size > _MAX_F1_CUBE_WORK:
         return _max_f1_fast(tp, fp, n_pos, n_neg, eta, cols)
     if metric == "max_f1":
         step = max(1, int(4_000_000 // max(1, eta.size * cols.size)))
@@ -398,47 +413,22 @@ def metric_function(counts: RocCounts, metric: str) -> Any:
     n_pos, n_neg = counts.n_pos, counts.n_neg
     tp = np.asarray(counts.tp, dtype=float)[None, :]
     fp = np.asarray(counts.fp, dtype=float)[None, :]
-    t = tp[:, cols] / n_pos
-    f = fp[:, cols] / n_neg
+
+    def grid(prevalences: Any) -> np.ndarray:
+        return np.atleast_1d(np.asarray(prevalences, dtype=float))
+
     if metric == "ap":
-        w = np.diff(t, axis=1, prepend=0.0)[0]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(w > 0, f[0] / t[0], 0.0)
-
-        def ap(prevalences: Any) -> np.ndarray:
-            inv_o = 1.0 / _odds(np.atleast_1d(np.asarray(prevalences, dtype=float)))
-            x = np.multiply.outer(inv_o, r)
-            x += 1.0
-            np.reciprocal(x, out=x)
-            return x @ w
-
-        return ap
-    if metric == "max_f1" and cols.size <= 50_000:
-        t3, f3 = t[:, None, :], f[:, None, :]
-
-        def mf1(prevalences: Any) -> np.ndarray:
-            o = _odds(np.atleast_1d(np.asarray(prevalences, dtype=float)))[None, :, None]
-            return np.max(2 * o * t3 / (o + o * t3 + f3), axis=2)[0]
-
-        return mf1
+        w, r = _ap_terms(tp[:, cols] / n_pos, fp[:, cols] / n_neg)
+        return lambda prevalences: _ap_exact(w, r, grid(prevalences))[0]
     if metric == "pr_auc":
-        zero = np.zeros((1, 1))
-        t_full = np.concatenate([zero, tp / n_pos], axis=1)
-        f_full = np.concatenate([zero, fp / n_neg], axis=1)
-        t0, f0 = t_full[:, cols], f_full[:, cols]
-        dt, df = t - t0, f - f0
-
-        def prauc(prevalences: Any) -> np.ndarray:
-            eta = np.atleast_1d(np.asarray(prevalences, dtype=float))
-            return _pr_auc_exact_segments(t0, f0, dt, df, eta)[0]
-
-        return prauc
-
-    def generic(prevalences: Any) -> np.ndarray:
-        eta = np.atleast_1d(np.asarray(prevalences, dtype=float))
-        return _metric_batch(metric, tp, fp, n_pos, n_neg, eta, cols)[0]
-
-    return generic
+        segments = _pr_auc_segments(tp, fp, n_pos, n_neg, cols)
+        return lambda prevalences: _pr_auc_exact_segments(*segments, grid(prevalences))[0]
+    if cols.size <= _MAX_F1_CUBE_WORK:  # max-F1, as _metric_batch chooses for one row
+        t, f = tp[:, cols] / n_pos, fp[:, cols] / n_neg
+        return lambda prevalences: _max_f1_cube(t, f, grid(prevalences))[0]
+    return lambda prevalences: _metric_batch(metric, tp, fp, n_pos, n_neg, grid(prevalences), cols)[
+        0
+    ]
 
 
 def metric_values(
