@@ -187,6 +187,22 @@ def test_flip_warning_present_for_flipping_pair():
     assert ap["changes_winner_at"] == ["1e-4"]  # B wins at 1e-4, A at the test prevalence
 
 
+def test_unpaired_flip_test_uses_count_bootstrap_replicates():
+    """Without shared scores a flip is tested on each run's count-bootstrap replicates
+    (FLIP_BOOTSTRAP of them, whatever --bootstrap is): the construction whose false-alarm rate
+    bench_band_coverage.py --report-flips measures (median-centred Bayesian draws were not
+    valid). The reference pair's flip (P = 1000 each) is clear and must be called."""
+    from mlflow_imbalance.report.analysis.intervals import FLIP_BOOTSTRAP
+
+    a, b = two_bin(900, 1000), two_bin(500, 100)
+    rep = build_report({"A": a, "B": b}, prevalences=[1e-4], n_bootstrap=300, progress=False)
+    ap = next(f for f in rep.context["flips"] if f["metric"] == "AP")
+    assert FLIP_BOOTSTRAP != 300
+    assert f"unpaired bootstrap (conservative), {FLIP_BOOTSTRAP} replicates" in ap["significance"]
+    assert "count-bootstrap replicates" in ap["significance"]
+    assert ap["significant"]
+
+
 def test_no_flip_for_dominating_pair():
     a = two_bin(900, 100)
     b = two_bin(500, 1000)  # dominated at every FPR

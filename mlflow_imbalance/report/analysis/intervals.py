@@ -564,7 +564,7 @@ class _Uncertainty:
             )
             extra = ""
             res = None
-            bgrid, ex_a, rep_a = self.replicates[a][key]  # replicates: only if unpaired
+            bgrid = self.replicates[a][key][0]  # the band grid (replicates: unpaired only)
             if paired and n_paired < MAX_PAIRED:
                 n_paired += 1
                 try:
