@@ -9,7 +9,8 @@ the discretised model (scipy quadrature for PR-AUC), independent of the package.
 Columns: "sim" = simultaneous coverage over 12 log-spaced eta in [1e-4, 0.5] (+- its Monte
 Carlo s.e. sqrt(c (1 - c) / R)); "pw min" = the lowest pointwise coverage over the grid and
 "@1e-4" the pointwise coverage at eta = 1e-4; "w/spread" = mean band width divided by the true
-2.5-97.5% spread of the estimator over the R test sets, min-max over the grid. Bands:
+2.5-97.5% spread of the estimator (over SPREAD_SETS = 3,000 further test sets, so that the
+ratio is not the noise of a spread from R sets), min-max over the grid. Bands:
 "new" = ``prevalence_band`` (Bayesian count bootstrap, the default), "old" =
 ``construction="bootstrap"`` (count-bootstrap sup-t), "mapped" = ``prevalence_band_from_roc``.
 Second table: headline intervals (pointwise at the test prevalence, 1e-3, 1e-4), the ROC band
@@ -21,7 +22,8 @@ Run: ``nice -n 10 python benchmarks/bench_band_coverage.py [R] [B]`` (default 30
 15 minutes on 2 cores); ``... --flips [R] [B]``: the flip-significance study (:func:`flips`,
 two nulls and two real crossings, both side tests; about 25 minutes at 200 x 200);
 ``... --roc [R] [B]``: the ROC band alone (:func:`roc_only`); ``... --report-flips [R]``: the
-level and power of the report's unpaired flip test (:func:`report_flips`).
+level and power of the report's unpaired flip test (:func:`report_flips`); ``... --verdict [R]
+[B]``: the level of the report's unpaired test of a difference at one eta (:func:`verdict_level`).
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ from mlflow_imbalance import uncertainty as u
 REGIMES = [(200, 20_000), (1_000, 100_000), (100, 1_000_000)]
 ETA = np.logspace(-4, np.log10(0.5), 12)
 METRICS = ("ap", "pr_auc", "max_f1")
+#: Test sets (estimates only) from which the estimator's true 2.5-97.5 % spread is taken.
+SPREAD_SETS = 3000
 
 
 def _se(p: float, r: int) -> float:
@@ -63,7 +67,6 @@ def run(model: dict, n_pos: int, n_neg: int, r: int, b: int) -> tuple[dict, dict
     roc_truth = true_curves(model, fgrid, ETA[:1], np.array([0.5]), 0.5)["roc"]
     ok: dict[str, list] = {}
     width: dict[str, list] = {}
-    est: dict[str, list] = {k: [] for k in METRICS}
     o_t = test_eta / (1 - test_eta)
 
     def at(thr: float) -> tuple[float, float]:
@@ -75,7 +78,6 @@ def run(model: dict, n_pos: int, n_neg: int, r: int, b: int) -> tuple[dict, dict
         okr = (rb.low <= roc_truth + 1e-12) & (roc_truth <= rb.high + 1e-12)
         ok.setdefault("roc band", []).append(okr)
         for key in METRICS:
-            est[key].append(u.metric_values(c, key, ETA))
             for name, band in (
                 ("new", u.prevalence_band(c, key, ETA, n_boot=b, seed=i)),
                 ("old", u.prevalence_band(c, key, ETA, n_boot=b, seed=i, construction="bootstrap")),
@@ -122,9 +124,13 @@ def run(model: dict, n_pos: int, n_neg: int, r: int, b: int) -> tuple[dict, dict
                     ]
                 )
             )
+    # the estimator's true spread from SPREAD_SETS further test sets (estimates only): the
+    # spread over the R sets alone is itself 0.86-1.14x the true one at R = 300
+    ref = draw_counts(np.random.default_rng(7 * (n_pos + n_neg)), model, n_pos, n_neg, SPREAD_SETS)
+    ref_est = {key: np.array([u.metric_values(c, key, ETA) for c in ref]) for key in METRICS}
     bands = {}
     for key in METRICS:
-        spread = np.diff(np.percentile(np.asarray(est[key]), [2.5, 97.5], axis=0), axis=0)[0]
+        spread = np.diff(np.percentile(ref_est[key], [2.5, 97.5], axis=0), axis=0)[0]
         for name in ("new", "old", "mapped"):
             h = np.asarray(ok[f"{key} {name}"])
             w = np.mean(width[f"{key} {name}"], axis=0) / np.maximum(spread, 1e-12)
@@ -311,6 +317,90 @@ def report_flips(r: int) -> None:
         sys.stdout.flush()
 
 
+def verdict_level(r: int, b: int) -> None:
+    """False-alarm rate of the report's unpaired test of a difference at one eta.
+
+    The verdict ("how sure") and the tables' ties test ``z = (exact_A - exact_B) / SD`` of
+    the difference of each run's replicates, two-sided normal, level 0.05. Two runs on
+    independent test sets (P / N = 200 / 20,000 and 1,000 / 100,000), through the report's own
+    code (``_Uncertainty.bootstrap`` with the report's thinning, then the verdict's test):
+    "null" = both from the same binormal model; "least favourable" = the flip study's second
+    model (equal ranking at the top: true AP difference 0.0001 at eta = 1e-4, 0.0014 at 1e-3).
+    "now" = the report's test (each run's variance the larger of its count-bootstrap
+    replicates' and its Bayesian draws'); the same z with only the count-bootstrap variance
+    (200 replicates on counts thinned to 80 points, as the report's) and with only the
+    Bayesian draws' variance (B draws, 40 points: what the report used before).
+    """
+    from types import SimpleNamespace
+
+    from mlflow_imbalance.report.analysis import verdict
+    from mlflow_imbalance.report.analysis.intervals import BOOT_POINTS_REST, _Uncertainty
+    from mlflow_imbalance.report.build import _stable_seed
+    from mlflow_imbalance.report.options import _options
+    from mlflow_imbalance.stats.bootstrap import (
+        bayesian_statistics,
+        bootstrap_statistics,
+        metric_statistic,
+        min_cost_statistic,
+    )
+    from mlflow_imbalance.stats.headline import BOOTSTRAP_POINTS, thin_for_bootstrap
+
+    etas = np.array([1e-4, 1e-3, 1e-2, 0.1])
+    keys = ("ap", "pr_auc", "max_f1", "cost", "roc_auc")
+    grid = np.logspace(-4, np.log10(0.5), 30)
+    print(f"\nreport's unpaired difference test, R = {r} pairs of test sets, B = {b}; share of")
+    print(f"pairs with p < 0.05 at eta = {', '.join(f'{e:g}' for e in etas)} (MC s.e. ")
+    print(f"{np.sqrt(0.05 * 0.95 / r):.3f} at 0.05)")
+    print("\n| scenario | P / N | metric | now | count bootstrap alone | Bayesian alone (before) |")
+    print("|---|---|---|---|---|---|")
+    for scen in ("null", "least favourable"):
+        for n_pos, n_neg in REGIMES[:2]:
+            rng = np.random.default_rng(4000 + n_pos)
+            rej = {k: np.zeros((3, etas.size)) for k in keys}
+            for i in range(r):
+                y = np.zeros(n_pos + n_neg, dtype=bool)
+                y[:n_pos] = True
+                # independent test sets: A's scores from one draw, B's from another
+                sa = flip_scores(rng, y, scen)[0]
+                sb = flip_scores(rng, y, scen)[1]
+                runs = [
+                    SimpleNamespace(name=nm, counts=RocCounts.from_scores(y, sc), scores=None,
+                                    digest=None)
+                    for nm, sc in (("a", sa), ("b", sb))
+                ]  # fmt: skip
+                opts = _options(list(etas), None, "x", None, None, 0.95, b, i, None)
+                unc = _Uncertainty(opts, _stable_seed)
+                var: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+                for run in runs:
+                    unc.bootstrap(run.name, run.counts, etas, grid, None, full=False)
+                    for kind, pts in (("boot", BOOTSTRAP_POINTS), ("bayes", BOOT_POINTS_REST)):
+                        th = thin_for_bootstrap(run.counts, pts).counts
+                        st = {k: metric_statistic(th, k, etas) for k in keys[:3]}
+                        st["cost"] = min_cost_statistic(th, etas, 1.0, 1.0)
+                        if kind == "boot":
+                            d = bootstrap_statistics(th, st, 200, rng)
+                        else:
+                            d = bayesian_statistics(th, st, b, rng)
+                        var[run.name, kind] = {k: d[k].var(axis=0, ddof=1) for k in st}
+                for k in keys:
+                    for j, e in enumerate(etas):
+                        _, p, _ = verdict._test(k, runs[0], runs[1], float(e), j, opts, unc, i)
+                        rej[k][0, j] += p is not None and p < 0.05
+                        if k == "roc_auc":
+                            continue
+                        ex = unc.point_reps["a"][k][0][j] - unc.point_reps["b"][k][0][j]
+                        for row, kind in ((1, "boot"), (2, "bayes")):
+                            sd = np.sqrt(var["a", kind][k][j] + var["b", kind][k][j])
+                            rej[k][row, j] += sd > 0 and abs(ex) / sd > 1.959964
+            for k in keys:
+                cols = [" / ".join(f"{x / r:.3f}" for x in rej[k][row]) for row in range(3)]
+                if k == "roc_auc":
+                    cols[1:] = ["-", "-"]
+                name = "roc_auc (unpaired DeLong)" if k == "roc_auc" else k
+                print(f"| {scen} | {n_pos} / {n_neg} | {name} | {' | '.join(cols)} |")
+            sys.stdout.flush()
+
+
 def main() -> None:
     if "--roc" in sys.argv:
         args = [a for a in sys.argv[1:] if a != "--roc"]
@@ -319,6 +409,10 @@ def main() -> None:
     if "--report-flips" in sys.argv:
         args = [a for a in sys.argv[1:] if a != "--report-flips"]
         report_flips(int(args[0]) if args else 300)
+        return
+    if "--verdict" in sys.argv:
+        args = [a for a in sys.argv[1:] if a != "--verdict"]
+        verdict_level(int(args[0]) if args else 500, int(args[1]) if len(args) > 1 else 1000)
         return
     if "--flips" in sys.argv:
         args = [a for a in sys.argv[1:] if a != "--flips"]

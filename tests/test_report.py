@@ -703,7 +703,8 @@ def test_progress_false_is_silent_and_callable_gets_stages(capfd):
 
 def test_table_ties_use_the_test_on_the_draws_not_interval_overlap():
     """'#k=' in the per-prevalence tables: not significantly different from the best by the
-    unpaired test on the runs' draws (recomputed here from the draws with scipy), not overlap."""
+    verdict's unpaired test (recomputed here with scipy from the report's exact values and
+    variances), not interval overlap."""
     from scipy import stats as sps
 
     y, s = binormal(1.2, n=4000, prev=0.1, seed=21)
@@ -726,19 +727,19 @@ def test_table_ties_use_the_test_on_the_draws_not_interval_overlap():
         if name == best:
             assert not cell["tie"]
             continue
-        # independent recomputation of the test from the report's own draws
+        # independent recomputation of the test from the report's exact values and variances
         reps = rep.context["point_reps"]
-        ea, ra = reps[name]["ap"]
-        eb, rb = reps[best]["ap"]
-        d = ra[:, 1] - rb[:, 1]
-        p = 2 * sps.norm.sf(abs((ea[1] - eb[1]) / np.std(d, ddof=1)))
+        ea, va = reps[name]["ap"]
+        eb, vb = reps[best]["ap"]
+        assert ea[1] == pytest.approx(mi.metrics.average_precision(counts[name], 1e-2), abs=1e-12)
+        p = 2 * sps.norm.sf(abs((ea[1] - eb[1]) / np.sqrt(va[1] + vb[1])))
         assert cell["tie"] == (p >= 0.05)
         checked += 1
     assert checked == 2
     assert not cells["worse"]["tie"]
-    # the helper itself: identical draws are a tie, well separated ones are not
-    r = np.random.default_rng(0).normal(0.5, 0.01, (400, 2))
-    reps = {"a": {"ap": (np.array([0.5, 0.5]), r)}, "b": {"ap": (np.array([0.5, 0.9]), r + 0.4)}}
+    # the helper itself: equal values are a tie, values 0.4 apart with s.d. 0.01 are not
+    var = np.full(2, 0.01**2)
+    reps = {"a": {"ap": (np.array([0.5, 0.5]), var)}, "b": {"ap": (np.array([0.5, 0.9]), var)}}
     assert tables_mod._not_worse(reps, "a", "b", "ap", 0, 0.95) is True
     assert tables_mod._not_worse(reps, "a", "b", "ap", 1, 0.95) is False
     assert tables_mod._not_worse(reps, "a", "c", "ap", 0, 0.95) is None

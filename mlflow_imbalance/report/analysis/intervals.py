@@ -28,13 +28,14 @@ from mlflow_imbalance.stats.bootstrap import (
     PSEUDO_NEGATIVES,
     bayesian_statistics,
     bootstrap_counts,
+    bootstrap_statistics,
     metric_statistic,
     min_cost_statistic,
     roc_statistic,
 )
 from mlflow_imbalance.stats.headline import BOOTSTRAP_POINTS, recentre, thin_for_bootstrap
 from mlflow_imbalance.stats.intervals import precision_interval
-from mlflow_imbalance.stats.posterior import band_from_draws, recentre_max
+from mlflow_imbalance.stats.posterior import band_from_draws
 from mlflow_imbalance.stats.sample_size import expected_rate_cv, required_sample_size
 
 logger = logging.getLogger(__name__)
@@ -60,14 +61,18 @@ BAND_GRID = 30
 #: methods section; update together with docs/statistics.md.
 MEASURED_COVERAGE = {
     "bands": "simultaneous coverage over η ∈ [1e-4, 0.5] measured 0.927–0.957 (AP), "
-    "0.930–0.950 (PR-AUC), 0.933–0.957 (max-F1)",
+    "0.930–0.950 (PR-AUC), 0.933–0.960 (max-F1)",
     "table": "pointwise coverage at the test prevalence, 1e-3 and 1e-4 measured 0.927–0.983 "
-    "(AP), 0.907–0.980 (PR-AUC), 0.893–0.960 (max-F1)",
+    "(AP), 0.907–0.980 (PR-AUC), 0.937–0.973 (max-F1)",
     "roc": "simultaneous coverage measured 0.933–0.977 over the FPR grid, 0.987–1.000 at FPR = 1/N",
 }
 #: Count-bootstrap replicates per drawn run for the unpaired flip tests (the construction and
 #: replicate number of ``bench_band_coverage.py --flips``, whose level and power it has).
 FLIP_BOOTSTRAP = 200
+#: Count-bootstrap replicates of a run outside the leading ones for the verdict's and the
+#: tables' unpaired tests (they only need the variance of its estimate: its s.d. to ±5 % at
+#: 200; a leading run reuses all of its ROC band's replicates).
+REST_TEST_BOOTSTRAP = 200
 #: Pair/metric comparisons whose flips get a significance test (nearest the deployment
 #: prevalences first); unpaired tests reuse the shared replicates and cost milliseconds.
 MAX_SIGNIFICANCE = 100
@@ -93,7 +98,7 @@ class _Uncertainty:
     :func:`uncertainty.prevalence_band` and of the hook's headline intervals, valid at every η,
     so no interval is withheld; the ROC band keeps its count-bootstrap sup-t construction
     (:func:`uncertainty.roc_band`). Measured (``benchmarks/bench_report.py``, B = 1000): 20 runs
-    of 10^6 scores ~10 s CPU, 100 runs of 10^5 ~15 s.
+    of 10^6 scores 4.8 s CPU for the whole report, 100 runs of 10^5 9.4 s (docs/architecture.md).
     ROC-AUC intervals are DeLong's (:func:`uncertainty.roc_auc_interval`): exact from the
     counts, no bootstrap needed.
     """
@@ -114,8 +119,9 @@ class _Uncertainty:
         self.replicates: dict[str, dict[str, tuple]] = {}
         self._flip_source: dict[str, tuple[RocCounts, np.ndarray, np.ndarray]] = {}
         self.roc_bands: dict[str, Any] = {}
-        #: per run and statistic, ``(exact values, replicates shifted onto them)`` at the
-        #: run's table prevalences: the verdict's unpaired tests use them
+        #: per run and statistic, ``(exact values, variance of the estimate)`` at the run's
+        #: table prevalences (the larger of the count-bootstrap and the Bayesian-draw
+        #: variance): the verdict's and the tables' unpaired tests use them
         self.point_reps: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
         self._precision_cache: dict[tuple[float, ...], tuple[float, float]] = {}
 
@@ -205,7 +211,9 @@ class _Uncertainty:
                     f"({PSEUDO_NEGATIVES}) below the lowest, so a draw can hold false "
                     "positives the test set did not show (the plain bootstrap cannot, and "
                     "under-covers at low η); max-F1 draws are re-centred for the selection "
-                    f"bias of the maximum. Table: {conf} pointwise equal-tailed intervals "
+                    "bias of the maximum, and as that correction is partial its intervals and "
+                    "band leave 0.2 α of the draws below and 0.6 α above. "
+                    f"Table: {conf} pointwise intervals (equal-tailed for AP and PR-AUC) "
                     f"({MEASURED_COVERAGE['table']}). Figures: {conf} simultaneous credible "
                     f"bands over η ({MEASURED_COVERAGE['bands']}). Valid at every η of the "
                     "range: no interval is withheld.",
@@ -309,6 +317,18 @@ class _Uncertainty:
         cfp, cfn = self.opts.cost_fp, self.opts.cost_fn
         stats: dict[str, Any] = {key: metric_statistic(thin, key, ev) for key, _ in FLIP_METRICS}
         stats["cost"] = min_cost_statistic(thin, etas, cfp, cfn)
+        # the verdict's and the tables' unpaired tests at the table's prevalences: each run's
+        # variance is the larger of its count-bootstrap replicates' and its Bayesian draws'.
+        # At η = 1e-4 the draws' s.d. averages ~0.7x the estimator's (false alarms 0.16 on them
+        # alone); the replicates' is right on average but small exactly in test sets whose
+        # top scores hold no negative, which no replicate can add (0.08-0.11 on them alone at
+        # 1,000 / 100,000); the larger of the two: 0.04-0.07 (bench_band_coverage.py --verdict).
+        # A run outside the leading ones is thinned to BOOT_POINTS for its replicates too (at
+        # 40 points their s.d. fell to ~0.9x the estimator's at η = 1e-4, 1,000 / 100,000).
+        thin_t = thin if full else thin_for_bootstrap(c, BOOT_POINTS).counts
+        pt: dict[str, Any] = {key: metric_statistic(thin_t, key, etas) for key, _ in FLIP_METRICS}
+        pt["cost"] = stats["cost"] if full else min_cost_statistic(thin_t, etas, cfp, cfn)
+        pt_parts: dict[str, list[np.ndarray]] = {key: [] for key in pt}
         if full:
             stats["roc"] = roc_statistic(thin)
         gen = self._seed(name, "shared")
@@ -326,6 +346,8 @@ class _Uncertainty:
             for tp_r, fp_r in bootstrap_counts(thin, b, gen):
                 tpf, fpf = tp_r.astype(float), fp_r.astype(float)
                 roc_parts.append(stats["roc"](tpf, fpf))
+                for key, st in pt.items():
+                    pt_parts[key].append(np.asarray(st(tpf, fpf), dtype=float))
                 k = min(need, tpf.shape[0])
                 if k > 0:
                     kept.append((tpf[:k].copy(), fpf[:k].copy()))
@@ -339,6 +361,12 @@ class _Uncertainty:
             )
             gen = np.random.default_rng(np.random.SeedSequence(_seed_entropy(gen)).spawn(1)[0])
         draws = bayesian_statistics(thin, stats, b, gen, base_for=("max_f1",))
+        if not full:  # own replicates, from their own stream: the draws above stay as they were
+            tests = bootstrap_statistics(
+                thin_t, pt, min(b, REST_TEST_BOOTSTRAP), self._seed(name, "tests")
+            )
+        else:
+            tests = {key: np.concatenate(v, axis=0) for key, v in pt_parts.items()}
         ne = etas.size
         a = (1 - conf) / 2
         for key, _ in FLIP_METRICS:
@@ -347,8 +375,6 @@ class _Uncertainty:
             est_thin = st.estimate(thin)
             r = draws[key]
             base = draws.get(f"{key}:base")
-            # the draws a test of differences uses: max-F1 moved by its selection bias
-            moved = r if base is None else recentre_max(r, base, est_thin)
             # table: pointwise equal-tailed intervals, re-centred (logit) on the exact values
             exact = np.atleast_1d(_METRIC_FN[key](c, etas)).astype(float)
             band = band_from_draws(
@@ -361,7 +387,7 @@ class _Uncertainty:
                 out[(key, j)] = (float(low[j]), float(high[j]))
             self.point_reps.setdefault(name, {})[key] = (
                 exact,
-                moved[:, :ne] + (exact - est_thin[:ne]),
+                np.maximum(np.var(tests[key], axis=0, ddof=1), np.var(r[:, :ne], axis=0, ddof=1)),
             )
             if not full:
                 continue
@@ -386,7 +412,10 @@ class _Uncertainty:
         hi_v = exact + np.quantile(draws["cost"], 1 - a, axis=0) - est_thin
         for j in range(ne):
             out[("cost", j)] = (float(min(lo_v[j], exact[j])), float(max(hi_v[j], exact[j])))
-        self.point_reps.setdefault(name, {})["cost"] = (exact, draws["cost"] + (exact - est_thin))
+        var = np.maximum(
+            np.var(tests["cost"], axis=0, ddof=1), np.var(draws["cost"], axis=0, ddof=1)
+        )
+        self.point_reps.setdefault(name, {})["cost"] = (exact, var)
         if not full:
             return out
         # ROC band: count-bootstrap sup-t with the binomial (Jeffreys) scale floor for TPR and

@@ -7,7 +7,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 from scipy import stats as _sps
 
 from mlflow_imbalance.report.analysis._common import (
@@ -43,18 +42,19 @@ def _cell_values(p: Mapping[str, Any], key: str, j: int) -> tuple[float, Any, An
 def _not_worse(reps, a: str, b: str, key: str, j: int, conf: float) -> bool | None:
     """Is run ``a`` not significantly different from the best run ``b`` on ``key`` at η_j?
 
-    The unpaired test of the verdict on the runs' own Bayesian count-bootstrap draws
-    (z = difference of the exact values / SD of the draw differences, two-sided normal at
-    level ``1 - conf``). None when either run has no draws there (then the caller falls back to
-    interval overlap).
+    The unpaired test of the verdict: z = difference of the exact values / sqrt(var_a +
+    var_b), each run's variance the larger of its count-bootstrap and Bayesian-draw variances
+    (``reps[run][key] = (exact values, variances)``), two-sided normal at level ``1 - conf``;
+    its measured level is in docs/statistics.md. None when either run has no variance there
+    (then the caller falls back to interval overlap).
     """
     if not reps or a not in reps or b not in reps or key not in reps[a] or key not in reps[b]:
         return None
-    ea, ra = reps[a][key]
-    eb, rb = reps[b][key]
-    if j >= ra.shape[1] or j >= rb.shape[1]:
+    ea, va = reps[a][key]
+    eb, vb = reps[b][key]
+    if j >= va.size or j >= vb.size:
         return None
-    sd = float(np.std(ra[:, j] - rb[:, j], ddof=1))
+    sd = math.sqrt(float(va[j]) + float(vb[j]))
     diff = float(ea[j] - eb[j])
     if not sd > 0:
         return diff == 0
@@ -64,8 +64,8 @@ def _not_worse(reps, a: str, b: str, key: str, j: int, conf: float) -> bool | No
 def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead, reps=None):
     """One table per prevalence (deployment prevalences first), runs as rows, best first.
 
-    A run is marked tied with the best (``#k=``) when the unpaired test on the Bayesian draws
-    finds no significant difference (AP, PR-AUC, max-F1, expected cost); for precision and
+    A run is marked tied with the best (``#k=``) when the verdict's unpaired test finds no
+    significant difference (AP, PR-AUC, max-F1, expected cost); for precision and
     recall, which have analytic intervals and no draws, when the intervals overlap.
     """
     cols = list(_COLS)

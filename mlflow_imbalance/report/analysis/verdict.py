@@ -12,8 +12,9 @@ each chosen prevalence η the run that is best by the criterion is recommended, 
   (:func:`mlflow_imbalance.stats.compare.delong_test` when both runs kept their scores on the
   same examples, else :func:`~mlflow_imbalance.stats.compare.delong_test_unpaired`); for AP,
   PR-AUC, max-F1 and expected cost the paired bootstrap
-  (:func:`~mlflow_imbalance.stats.compare.paired_metric_test`) on shared examples, else the
-  two runs' own count-bootstrap replicates (independent, as that function's unpaired mode);
+  (:func:`~mlflow_imbalance.stats.compare.paired_metric_test`) on shared examples, else a
+  z-test with each run's variance the larger of its count-bootstrap and Bayesian-draw
+  variances (level measured by ``benchmarks/bench_band_coverage.py --verdict``);
   a tie says how much more data would make a difference of that size significant;
 - the other metrics that would pick another run, in one line.
 """
@@ -144,16 +145,15 @@ def _test(
     reps = getattr(unc, "point_reps", {})
     if j is None or a.name not in reps or b.name not in reps:
         return None, None, "not tested: no bootstrap replicates at this prevalence"
-    ea, ra = reps[a.name][key]
-    eb, rb = reps[b.name][key]
-    d = ra[:, j] - rb[:, j]
-    sd = float(np.std(d, ddof=1))
+    ea, va = reps[a.name][key]
+    eb, vb = reps[b.name][key]
+    sd = math.sqrt(float(va[j]) + float(vb[j]))
     diff = float(ea[j] - eb[j])
     if not (sd > 0):
         return (
             (0.0 if diff == 0 else math.copysign(math.inf, diff)),
             (1.0 if diff == 0 else 0.0),
-            "bootstrap replicates without spread",
+            "replicates without spread",
         )
     z = diff / sd
     p = float(2 * _sps.norm.sf(abs(z)))
@@ -161,8 +161,9 @@ def _test(
         z,
         p,
         (
-            f"unpaired: the two runs' own count-bootstrap replicates ({ra.shape[0]} each), z = "
-            "difference / SD of the replicate differences, two-sided normal"
+            "unpaired (independent test sets): z = difference / sqrt(var_A + var_B), each "
+            "run's variance the larger of its count-bootstrap replicates' and its Bayesian "
+            "draws', two-sided normal"
         ),
     )
 
@@ -202,7 +203,7 @@ def build_verdicts(
         table_index: for each η, its column in the bootstrap's per-run prevalences (None when
             the replicates do not hold it).
         opts: validated options (criterion, costs, confidence, bootstrap).
-        unc: the report's uncertainty stage (``point_reps``: per-run replicates).
+        unc: the report's uncertainty stage (``point_reps``: per-run exact values, variances).
         fmt: number formatter.
         feta: prevalence formatter.
         fint: integer formatter.
