@@ -23,7 +23,8 @@ Run: ``nice -n 10 python benchmarks/bench_band_coverage.py [R] [B]`` (default 30
 two nulls and two real crossings, both side tests; about 25 minutes at 200 x 200);
 ``... --roc [R] [B]``: the ROC band alone (:func:`roc_only`); ``... --report-flips [R]``: the
 level and power of the report's unpaired flip test (:func:`report_flips`); ``... --verdict [R]
-[B]``: the level of the report's unpaired test of a difference at one eta (:func:`verdict_level`).
+[B]``: the level of the report's unpaired test of a difference at one eta (:func:`verdict_level`);
+``... --verdict-paired [R] [B]``: the same for its paired test (:func:`verdict_level_paired`).
 """
 
 from __future__ import annotations
@@ -401,6 +402,35 @@ def verdict_level(r: int, b: int) -> None:
             sys.stdout.flush()
 
 
+def verdict_level_paired(r: int, b: int) -> None:
+    """False-alarm rate of the verdict's paired test (``paired_metric_test``) at low eta.
+
+    Two runs scoring the same 200 / 20,000 examples, noise correlation 0.5, the same model
+    (the flip study's null: true difference 0); AP and the lowest expected cost (C_FP = 1,
+    C_FN = 100) at eta = 1e-4 and 1e-3; share of test sets with p < 0.05.
+    """
+    from mlflow_imbalance.stats.compare import paired_metric_test
+
+    etas = (1e-4, 1e-3)
+    rng = np.random.default_rng(5)
+    y = np.zeros(200 + 20_000, dtype=bool)
+    y[:200] = True
+    rej = {(m, e): 0 for m in ("ap", "min_cost") for e in etas}
+    for i in range(r):
+        sa, sb = flip_scores(rng, y, "null")
+        for m, e in rej:
+            t = paired_metric_test(
+                metric=m, prevalence=e, y_true=y, score_a=sa, score_b=sb, n_boot=b, seed=i,
+                cost_fp=1.0, cost_fn=100.0,
+            )  # fmt: skip
+            rej[m, e] += t.p_value < 0.05
+    print(f"\nverdict's paired test, null, R = {r} test sets, B = {b} (MC s.e. ", end="")
+    print(f"{np.sqrt(0.05 * 0.95 / r):.3f} at 0.05)")
+    print("\n| metric | p < 0.05 at eta = 1e-4 | at 1e-3 |\n|---|---|---|")
+    for m in ("ap", "min_cost"):
+        print(f"| {m} | {rej[m, 1e-4] / r:.3f} | {rej[m, 1e-3] / r:.3f} |")
+
+
 def main() -> None:
     if "--roc" in sys.argv:
         args = [a for a in sys.argv[1:] if a != "--roc"]
@@ -409,6 +439,10 @@ def main() -> None:
     if "--report-flips" in sys.argv:
         args = [a for a in sys.argv[1:] if a != "--report-flips"]
         report_flips(int(args[0]) if args else 300)
+        return
+    if "--verdict-paired" in sys.argv:
+        args = [a for a in sys.argv[1:] if a != "--verdict-paired"]
+        verdict_level_paired(int(args[0]) if args else 300, int(args[1]) if len(args) > 1 else 300)
         return
     if "--verdict" in sys.argv:
         args = [a for a in sys.argv[1:] if a != "--verdict"]

@@ -319,10 +319,10 @@ class _Uncertainty:
         stats["cost"] = min_cost_statistic(thin, etas, cfp, cfn)
         # the verdict's and the tables' unpaired tests at the table's prevalences: each run's
         # variance is the larger of its count-bootstrap replicates' and its Bayesian draws'.
-        # At η = 1e-4 the draws' s.d. averages ~0.7x the estimator's (false alarms 0.16 on them
-        # alone); the replicates' is right on average but small exactly in test sets whose
-        # top scores hold no negative, which no replicate can add (0.08-0.11 on them alone at
-        # 1,000 / 100,000); the larger of the two: 0.04-0.07 (bench_band_coverage.py --verdict).
+        # At η = 1e-4 the draws' s.d. averages ~0.7x the estimator's (false alarms 0.10-0.24 on
+        # them alone); the replicates' is right on average but small exactly in test sets whose
+        # top scores hold no negative, which no replicate can add (up to 0.094 on them alone);
+        # the larger of the two: <= 0.060 in every null cell (bench_band_coverage.py --verdict).
         # A run outside the leading ones is thinned to BOOT_POINTS for its replicates too (at
         # 40 points their s.d. fell to ~0.9x the estimator's at η = 1e-4, 1,000 / 100,000).
         thin_t = thin if full else thin_for_bootstrap(c, BOOT_POINTS).counts
