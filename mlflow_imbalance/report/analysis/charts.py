@@ -319,7 +319,13 @@ def specs(
     out: dict[str, dict[str, Any]] = {}
     # PR at the current prevalence (live)
     x = {"type": q, "title": "recall", "scale": {"domain": [0, 1]}}
-    y = {"type": q, "title": "precision", "scale": {"domain": [0, 1]}}
+    # square-root axis: at low η precision stays near 0, where a linear axis flattens every curve
+    y = {
+        "type": q,
+        "title": "precision (square-root axis)",
+        "scale": {"type": "sqrt", "domain": [0, 1]},
+        "axis": {"values": [0, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 1], "format": "~g"},
+    }
     pr = _base("Precision–recall at the chosen η (moves with the control)")
     pr["layer"] = _curve_layers(
         lead,
