@@ -30,7 +30,7 @@ from mlflow_imbalance.stats.bootstrap import (
     bootstrap_statistics,
     metric_statistic,
 )
-from mlflow_imbalance.stats.posterior import band_from_draws
+from mlflow_imbalance.stats.posterior import MAX_LOWER_ALPHA, MAX_UPPER_ALPHA, band_from_draws
 
 __all__ = [
     "BOOTSTRAP_POINTS",
@@ -143,6 +143,13 @@ def recentre(band: Band, exact: Any) -> tuple[np.ndarray, np.ndarray]:
     return np.minimum(low, ex), np.maximum(high, ex)
 
 
+def _max_split(confidence: float) -> str:
+    """How the max-F1 intervals split ``1 - confidence``, in percent of the draws."""
+    alpha = 1.0 - confidence
+    lo, hi = MAX_LOWER_ALPHA * alpha, MAX_UPPER_ALPHA * alpha
+    return f"{lo:.1%} of the draws below, {hi:.1%} above"
+
+
 @dataclass(frozen=True)
 class HeadlineIntervals:
     """Percentile intervals of AP, PR-AUC and max-F1 at several prevalences.
@@ -165,7 +172,8 @@ class HeadlineIntervals:
         info = self.info
         kind = (
             "Bayesian count bootstrap (Dirichlet, Jeffreys pseudo-negative), "
-            f"{info['confidence']:.0%} pointwise (equal-tailed; max-F1: 0.2 alpha below, 0.6 above)"
+            f"{info['confidence']:.0%} pointwise (equal-tailed; "
+            f"max-F1: {_max_split(info['confidence'])})"
             if info.get("construction", "bayesian") == "bayesian"
             else f"count bootstrap, {info['confidence']:.0%} percentile (pointwise)"
         )
@@ -265,7 +273,7 @@ def headline_intervals(
         "confidence": conf,
         "interval": (
             "Bayesian count bootstrap (Jeffreys pseudo-negative), pointwise, equal-tailed "
-            "(max-F1: 0.2 alpha below, 0.6 alpha above)"
+            f"(max-F1: {_max_split(conf)})"
             if bayes
             else "percentile, pointwise"
         ),

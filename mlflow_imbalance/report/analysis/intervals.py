@@ -33,7 +33,12 @@ from mlflow_imbalance.stats.bootstrap import (
     min_cost_statistic,
     roc_statistic,
 )
-from mlflow_imbalance.stats.headline import BOOTSTRAP_POINTS, recentre, thin_for_bootstrap
+from mlflow_imbalance.stats.headline import (
+    BOOTSTRAP_POINTS,
+    _max_split,
+    recentre,
+    thin_for_bootstrap,
+)
 from mlflow_imbalance.stats.intervals import precision_interval
 from mlflow_imbalance.stats.posterior import band_from_draws
 from mlflow_imbalance.stats.sample_size import expected_rate_cv, required_sample_size
@@ -211,8 +216,9 @@ class _Uncertainty:
                     f"({PSEUDO_NEGATIVES}) below the lowest, so a draw can hold false "
                     "positives the test set did not show (the plain bootstrap cannot, and "
                     "under-covers at low η); max-F1 draws are re-centred for the selection "
-                    "bias of the maximum, and as that correction is partial its intervals and "
-                    "band leave 0.2 α of the draws below and 0.6 α above. "
+                    "bias of the maximum, and as that correction is partial its intervals "
+                    f"leave {_max_split(self.opts.confidence)} (its band likewise, "
+                    "simultaneously over η). "
                     f"Table: {conf} pointwise intervals (equal-tailed for AP and PR-AUC) "
                     f"({MEASURED_COVERAGE['table']}). Figures: {conf} simultaneous credible "
                     f"bands over η ({MEASURED_COVERAGE['bands']}). Valid at every η of the "
