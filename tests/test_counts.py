@@ -333,11 +333,19 @@ _FORCE_KERNEL = {
         "_GRID_ONLY_UNTIED_FLOAT64": False,
         "_SPLIT_MAX_POSITIVE_FRACTION": float(1 << 62),
     },
-    "split": {
+    "split": {  # sorting all the scores
         "_FEW_POSITIVES": 0,
         "_TIED_FRACTION": -1.0,
         "_GRID_MAX_POSITIVES": -1,
         "_SPLIT_MAX_POSITIVE_FRACTION": float(1 << 62),
+        "_SORT_ALL_MAX_POSITIVE_FRACTION": float(1 << 62),
+    },
+    "split_negatives": {  # sorting a copy of the negatives
+        "_FEW_POSITIVES": 0,
+        "_TIED_FRACTION": -1.0,
+        "_GRID_MAX_POSITIVES": -1,
+        "_SPLIT_MAX_POSITIVE_FRACTION": float(1 << 62),
+        "_SORT_ALL_MAX_POSITIVE_FRACTION": -1.0,
     },
     "merged": {
         "_FEW_POSITIVES": 0,
@@ -375,7 +383,7 @@ def _kernel_cases(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray
     ]
 
 
-@pytest.mark.parametrize("kernel", ["grid", "split", "merged", None])
+@pytest.mark.parametrize("kernel", ["grid", "split", "split_negatives", "merged", None])
 @pytest.mark.parametrize("block", [3, 64, None])
 def test_each_kernel_equals_sklearn(kernel, block):
     # Tiny blocks make every blockwise loop cross block boundaries inside tie runs.

@@ -49,7 +49,7 @@ def _sklearn_counts(y, s, w=None):
     return thr[1:].astype(np.float64), tpr[1:] * n_pos, fpr[1:] * n_neg
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(2, 600),
