@@ -743,3 +743,33 @@ def test_table_ties_use_the_test_on_the_draws_not_interval_overlap():
     assert tables_mod._not_worse(reps, "a", "b", "ap", 0, 0.95) is True
     assert tables_mod._not_worse(reps, "a", "b", "ap", 1, 0.95) is False
     assert tables_mod._not_worse(reps, "a", "c", "ap", 0, 0.95) is None
+
+
+def test_table_agrees_with_the_verdicts_paired_test(tracking_uri):
+    """Two runs scored on the same examples: the verdict's paired bootstrap finds the runner-up
+    significantly worse on AP, where the tables' unpaired test alone would call it tied; the
+    runner-up's AP cell must follow the verdict (no '#k=' beside 'significantly better')."""
+    import mlflow
+
+    from mlflow_imbalance.report.analysis import tables as tables_mod
+
+    rng = np.random.default_rng(31)
+    y = rng.random(20_000) < 0.05
+    sa = rng.normal(size=y.size) + 1.2 * y
+    ids = []
+    for name, s in (("a", sa), ("b", sa + 0.4 * rng.normal(size=y.size))):
+        with mlflow.start_run(run_name=name) as run:
+            mi.log_scores(y, s, name="test", prevalences=[1e-2])
+            ids.append(run.info.run_id)
+    rep = build_report(ids, prevalences=[1e-2], n_bootstrap=200, seed=3, progress=False)
+    (v,) = rep.verdict
+    assert (v.run, v.runner_up, v.criterion_key) == ("a", "b", "ap")
+    assert "paired" in v.test and v.significant is True and v.p_value < 0.05
+    # the precondition that makes this test bite: the unpaired test alone says "tied"
+    reps = rep.context["point_reps"]
+    assert tables_mod._not_worse(reps, "b", "a", "ap", 1, 0.95) is True
+    table = rep.context["tables"][0]
+    j_ap = [c["key"] for c in table["columns"]].index("ap")
+    cells = {r["name"]: r["cells"][j_ap] for r in table["rows"]}
+    assert cells["a"]["best"] and not cells["b"]["tie"]
+    assert "tie" not in cells["b"]["classes"].split()

@@ -61,12 +61,23 @@ def _not_worse(reps, a: str, b: str, key: str, j: int, conf: float) -> bool | No
     return bool(2 * _sps.norm.sf(abs(diff / sd)) >= 1 - conf)
 
 
+def _verdict_at(verdicts: Any, eta: float) -> Any:
+    """The verdict at prevalence ``eta`` (None when the report has none there)."""
+    for v in verdicts or ():
+        if math.isclose(float(v.prevalence), eta, rel_tol=1e-12):
+            return v
+    return None
+
+
 def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead, reps=None):
     """One table per prevalence (deployment prevalences first), runs as rows, best first.
 
     A run is marked tied with the best (``#k=``) when the verdict's unpaired test finds no
     significant difference (AP, PR-AUC, max-F1, expected cost); for precision and
-    recall, which have analytic intervals and no draws, when the intervals overlap.
+    recall, which have analytic intervals and no draws, when the intervals overlap. The one
+    cell the verdict itself tests -- its runner-up in the criterion's column at its
+    prevalence -- takes the verdict's result (paired on shared examples), so the table never
+    calls "tied" what the verdict calls significantly different, or the reverse.
     """
     cols = list(_COLS)
     per_of = {}
@@ -90,6 +101,7 @@ def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts,
             sign = 1 if crit == "cost" else -1
             order = sorted(names, key=lambda n: (sign * vals[n], names.index(n)))
         ref_eta = eta if eta is not None else float(point[names[0]]["etas"][0])
+        verdict = _verdict_at(verdicts, ref_eta)
         per = 10_000 if ref_eta >= 1e-3 else 1_000_000
         per_of[j] = per
         columns = []
@@ -113,7 +125,16 @@ def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts,
                 is_best = best_i is not None and ranks[i] == 1 and len(order) > 1
                 tie = False
                 tested = None
-                if not is_best and best_i is not None:
+                if (
+                    verdict is not None
+                    and verdict.significant is not None
+                    and key == verdict.criterion_key
+                    and best_i is not None
+                    and order[best_i] == verdict.run
+                    and n == verdict.runner_up
+                ):
+                    tested = not verdict.significant  # the verdict's own test
+                elif not is_best and best_i is not None:
                     tested = _not_worse(reps, n, order[best_i], key, j, opts.confidence)
                 if tested is not None:
                     tie = tested
