@@ -213,6 +213,65 @@ CHARTS = ("chart-pr", "chart-sweep-cost", "chart-roc", "chart-sweep-ap")
 CLICKS = (("chart-pr", "sharp", "label"), ("chart-sweep-cost", "middle", "symbol"))
 
 
+def _toggles(page: Chromium) -> list[dict[str, bool]]:
+    """Each "Runs drawn" group's check boxes as {run: checked}."""
+    return json.loads(
+        page.eval(
+            "JSON.stringify([...document.querySelectorAll('.run-toggles')].map(g =>"
+            " Object.fromEntries([...g.querySelectorAll('input')].map(c => [c.value, c.checked]))))"
+        )
+    )
+
+
+def _press(page: Chromium, key: str, code: str, vk: int) -> None:
+    """A real key press (down, up) as the keyboard sends it, to the focused element."""
+    text = {" ": " "}.get(key, "")
+    page.dt.send(
+        "Input.dispatchKeyEvent", type="keyDown", key=key, code=code, text=text,
+        windowsVirtualKeyCode=vk, nativeVirtualKeyCode=vk,
+    )  # fmt: skip
+    page.dt.send(
+        "Input.dispatchKeyEvent", type="keyUp", key=key, code=code,
+        windowsVirtualKeyCode=vk, nativeVirtualKeyCode=vk,
+    )  # fmt: skip
+
+
+def test_keyboard_check_boxes_hide_runs_in_step_with_the_legends(report, tmp_path: Path) -> None:
+    """The legends take no focus, so each group of charts has a check box per run: Tab reaches
+    it, Space toggles it, the run hides in every chart and every group's box follows; a legend
+    click is reflected back in the boxes."""
+    path, _, runs = report
+    names = list(runs)
+    run = "sharp"
+    with Chromium(tmp_path, width=1400, height=900) as page:
+        page.open(path)
+        page.wait(f"Object.keys(mlflowImbalance.views).length === {len(CHARTS)}")
+        groups = _toggles(page)
+        assert len(groups) == 2 and all(g == {n: True for n in names} for g in groups), groups
+        # Tab from the element before the box lands on it: it is in the keyboard order
+        page.eval(
+            "(() => { const b = document.querySelector('#charts .run-toggles input[value=sharp]');"
+            " const all = [...document.querySelectorAll('a[href], input, button, summary')];"
+            " all[all.indexOf(b) - 1].focus(); })()"
+        )
+        _press(page, "Tab", "Tab", vk=9)
+        assert page.eval("document.activeElement.value") == run
+        _press(page, " ", "Space", vk=32)
+        for c in CHARTS:
+            _wait_line(page, c, run, hidden=True)
+        assert page.eval("JSON.stringify(mlflowImbalance.hidden())") == json.dumps([run])
+        assert all(g == {n: n != run for n in names} for g in _toggles(page)), _toggles(page)
+        for c in CHARTS:
+            st = _state(page, c)
+            assert all(st["lines"][n] == 1 for n in names if n != run), (c, st["lines"])
+        # a legend click shows it again, and the boxes follow
+        _click_legend(page, "chart-pr", run)
+        _wait_line(page, "chart-pr", run, hidden=False)
+        assert all(g == {n: True for n in names} for g in _toggles(page)), _toggles(page)
+        errors = page.errors()
+    assert not errors, errors[:3]
+
+
 @pytest.mark.parametrize("width", [1000, 1400])
 def test_legend_click_hides_the_run_in_every_chart(report, tmp_path: Path, width: int) -> None:
     path, _, runs = report
