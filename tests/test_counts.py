@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_curve
 
 from mlflow_imbalance import CountsAccumulator, RocCounts, merge_counts
+from mlflow_imbalance.core import _grid as grid_mod
 from mlflow_imbalance.core import _kernels as counts_mod
 from mlflow_imbalance.core.counts import MAX_STORED_THRESHOLDS
 from mlflow_imbalance.core.format import MAX_ARCHIVE_BYTES
@@ -95,7 +96,7 @@ def test_grid_slots_exact_on_extreme_values():
         x = np.concatenate([rng.normal(size=5000) * 1e300, rng.random(5000), up, [0.0, 1e308]])
         left = np.searchsorted(up, x, side="left")
         expected = 2 * left + (np.append(up, np.inf)[left] == x)
-        np.testing.assert_array_equal(counts_mod._grid_slots(up, x), expected)
+        np.testing.assert_array_equal(grid_mod._grid_slots(up, x), expected)
 
 
 @pytest.mark.parametrize(
@@ -325,6 +326,14 @@ def test_constructor_validates():
 
 
 #: Settings that send every input to one construction kernel (small data included).
+def _patch_kernels(mp: pytest.MonkeyPatch, name: str, value) -> None:
+    """Set a kernel setting in every kernel module that has it (``_BLOCK`` is in both)."""
+    mods = [m for m in (counts_mod, grid_mod) if hasattr(m, name)]
+    assert mods, f"no kernel module has {name}"
+    for m in mods:
+        mp.setattr(m, name, value)
+
+
 _FORCE_KERNEL = {
     "grid": {
         "_FEW_POSITIVES": 1 << 62,
@@ -391,11 +400,11 @@ def test_each_kernel_equals_sklearn(kernel, block):
     for y, s in _kernel_cases(rng):
         with pytest.MonkeyPatch.context() as mp:
             for name, value in _FORCE_KERNEL.get(kernel, {}).items():
-                mp.setattr(counts_mod, name, value)
+                _patch_kernels(mp, name, value)
             if block is not None:
-                mp.setattr(counts_mod, "_BLOCK", block)
-                mp.setattr(counts_mod, "_SCAN_BLOCK", block)
-                mp.setattr(counts_mod, "_GRID_CHUNK", 2 * block)
+                _patch_kernels(mp, "_BLOCK", block)
+                _patch_kernels(mp, "_SCAN_BLOCK", block)
+                _patch_kernels(mp, "_GRID_CHUNK", 2 * block)
             c = RocCounts.from_scores(y, s)
         thr, tp, fp = _sk_points(y, s)
         idx = np.searchsorted(-thr, -c.thresholds)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_curve
-from test_counts import _FORCE_KERNEL  # one definition of the kernel-forcing settings
+from test_counts import _FORCE_KERNEL, _patch_kernels  # one definition of kernel forcing
 
 from mlflow_imbalance import CountsAccumulator, RocCounts
 from mlflow_imbalance.core import _kernels as kernels
@@ -66,10 +66,10 @@ def test_unweighted_kernels_equal_sklearn(seed, n, prevalence, kind, kernel, blo
     s = _scores(rng, y, kind, scale)
     with pytest.MonkeyPatch.context() as mp:
         for name, value in _FORCE_KERNEL[kernel].items():
-            mp.setattr(kernels, name, value)
-        mp.setattr(kernels, "_BLOCK", block)
-        mp.setattr(kernels, "_SCAN_BLOCK", block)
-        mp.setattr(kernels, "_GRID_CHUNK", 3 * block)
+            _patch_kernels(mp, name, value)
+        _patch_kernels(mp, "_BLOCK", block)
+        _patch_kernels(mp, "_SCAN_BLOCK", block)
+        _patch_kernels(mp, "_GRID_CHUNK", 3 * block)
         c = RocCounts.from_scores(y, s)
         full = RocCounts.from_scores(y, s, compress=False)
     thr, tp, fp = _sklearn_counts(y, s)
@@ -137,7 +137,7 @@ def test_float32_scores_stay_float32_and_exact():
     for kernel in ("grid", "split", "merged"):
         with pytest.MonkeyPatch.context() as mp:
             for name, value in _FORCE_KERNEL[kernel].items():
-                mp.setattr(kernels, name, value)
+                _patch_kernels(mp, name, value)
             mp.setattr(kernels, "_float_keys", spy)
             c = RocCounts.from_scores(y, s)
         assert c == RocCounts.from_scores(y, s.astype(np.float64))
