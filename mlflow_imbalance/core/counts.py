@@ -77,6 +77,10 @@ from mlflow_imbalance.core.validation import (
 
 logger = logging.getLogger(__name__)
 
+#: The open interval (0, 1) of prevalences, in doubles.
+_TINY = float(np.nextafter(0.0, 1.0))
+_BELOW_ONE = float(np.nextafter(1.0, 0.0))
+
 __all__ = ["MAX_STORED_THRESHOLDS", "CountsAccumulator", "RocCounts", "merge_counts"]
 
 #: Most thresholds :meth:`RocCounts.bounded` keeps losslessly (about 400 MB uncompressed, well
@@ -368,8 +372,14 @@ class RocCounts:
 
     @property
     def prevalence(self) -> float:
-        """Positive prevalence of the test set, ``n_pos / (n_pos + n_neg)``."""
-        return self.n_pos / (self.n_pos + self.n_neg)
+        """Positive prevalence of the test set, ``n_pos / (n_pos + n_neg)``.
+
+        Strictly between 0 and 1, as every prevalence the metrics take: with extreme weights
+        (one class weighing 1e-146 of the other) the ratio rounds onto 0 or 1, and the nearest
+        double inside the interval is returned instead.
+        """
+        p = float(self.n_pos / (self.n_pos + self.n_neg))
+        return min(max(p, _TINY), _BELOW_ONE)
 
     @property
     def is_exact(self) -> bool:
