@@ -90,30 +90,35 @@ _SORT_ALL_MAX_POSITIVE_FRACTION = 1 / 8
 
 
 def _left_right(
-    up: np.ndarray, neg: np.ndarray, left: np.ndarray | None = None
+    up: np.ndarray,
+    ref: np.ndarray,
+    left: np.ndarray | None = None,
+    at_least: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``#(neg < up[g])`` and ``#(neg <= up[g])`` for ascending ``up`` and sorted ``neg``.
+    """``#(ref < up[g])`` and ``#(ref <= up[g])`` for ascending ``up`` and sorted ``ref``.
 
     One binary search per distinct positive score (ascending keys, so the searches walk the
-    array in order) unless ``left`` is given; the second count differs from the first only
-    where a negative ties with ``up[g]``, and is searched for just those thresholds. Ties are
-    looked for block by block to keep temporaries small. ``right`` is ``left`` itself when
-    nothing ties.
+    array in order) unless ``left`` is given. The second count equals a known lower bound of
+    it -- ``at_least``, by default the first count -- except where the value at that place
+    still ties with ``up[g]``; it is searched for just those thresholds. Ties are looked for
+    block by block to keep temporaries small. ``right`` is the lower bound itself (``left``
+    when none is given) when nothing ties.
     """
-    n = neg.size
+    n = ref.size
     if left is None:
-        left = _search_sorted_keys(neg, up, "left")
-    right = left
+        left = _search_sorted_keys(ref, up, "left")
+    base = left if at_least is None else at_least
+    right = base
     if n == 0:
         return left, right
     for g0 in range(0, up.size, _BLOCK):
-        lb = left[g0 : g0 + _BLOCK]
-        tied = np.flatnonzero(neg[np.minimum(lb, n - 1)] == up[g0 : g0 + _BLOCK])
+        lb = base[g0 : g0 + _BLOCK]
+        tied = np.flatnonzero(ref[np.minimum(lb, n - 1)] == up[g0 : g0 + _BLOCK])
         if tied.size:
             if right is left:
                 right = left.copy()
             tied += g0
-            right[tied] = _search_sorted_keys(neg, up[tied], "right")
+            right[tied] = _search_sorted_keys(ref, up[tied], "right")
     return left, right
 
 
@@ -211,19 +216,10 @@ def _split_counts(
         alls = _select(s, ~is_pos, n)
         alls.sort()
         pos_below = pos_upto = np.zeros(1, dtype=np.intp)  # none of them in ``alls``
-    big_n = alls.size
     left_all = _search_sorted_keys(alls, up, "left")  # scores below up[g]
-    # Scores at or below up[g]: its positives, plus negatives tied with it, which exist only
-    # where the score after the positives' run still equals up[g] (searched for just those).
-    right_all = left_all + (pos_upto - pos_below)
-    for g0 in range(0, m, _BLOCK):
-        ra = right_all[g0 : g0 + _BLOCK]
-        tied = np.flatnonzero(
-            (ra < big_n) & (alls[np.minimum(ra, big_n - 1)] == up[g0 : g0 + _BLOCK])
-        )
-        if tied.size:
-            tied += g0
-            right_all[tied] = _search_sorted_keys(alls, up[tied], "right")
+    # Scores at or below up[g]: at least those below it and its positives; more only where
+    # negatives tie with it (the score after the positives' run still equals up[g]).
+    _, right_all = _left_right(up, alls, left_all, at_least=left_all + (pos_upto - pos_below))
     left = left_all
     left -= pos_below  # negatives below up[g]
     right = right_all - pos_upto  # negatives at or below up[g]
@@ -260,7 +256,7 @@ def _split_counts(
         else:
             lo_g[:] = right[g0 - 1 : g1 - 1]
             at_g[:] = right_all[g0 - 1 : g1 - 1]
-        b_thr[0 : 2 * k : 2] = alls.take(at_g, mode="clip")  # index big_n (empty gap) unread
+        b_thr[0 : 2 * k : 2] = alls.take(at_g, mode="clip")  # index alls.size (empty gap) unread
         np.subtract(n, lo_g, out=b_fp[0 : 2 * k : 2])
         keep[0 : 2 * k : 2] = nonempty[g0:g1]
         tp_blk = b_tp[1 : 2 * (u1 - g0) : 2]
