@@ -499,3 +499,35 @@ def test_preview_figures_legends_inside_and_colours_apart():
     assert len(cost_lines) == 1 and not figs["cost"].axes[0].collections
     for fig in figs.values():
         plots.close_figure(fig)
+
+
+def test_preview_roc_draws_fpr_zero_on_its_own_tick_not_at_the_first_decade():
+    """A max-F1 point at FPR = 0 sits above the axis's "0" tick, left of a break in the axis;
+    before, it was drawn at the log axis's left limit, where it read as FPR = 1e-5."""
+    from mlflow_imbalance import plots
+
+    rng = np.random.default_rng(4)
+    # 30 of 200 positives above every one of 50,000 negatives: at eta = 1e-4 the best F1 is
+    # there (independently: precision 1 at FPR 0 beats any threshold admitting a negative)
+    pos = np.r_[rng.uniform(10, 11, 30), rng.normal(1.0, 1.0, 170)]
+    neg = rng.normal(0.0, 1.0, 50_000)
+    y = np.r_[np.ones(pos.size, bool), np.zeros(neg.size, bool)]
+    c = mi.RocCounts.from_scores(y, np.r_[pos, neg])
+    fig = plots.preview_figures(c, prevalences=[1e-4], kinds=("roc",))["roc"]
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    x_zero = ax.get_xlim()[0]
+    ticks = {float(t.get_loc()): t.label1.get_text() for t in ax.xaxis.get_major_ticks()}
+    assert ticks[x_zero] == "0"
+    # the curve's smallest positive FPR is that of the 31st positive (counts have a point at
+    # each positive score): the decades start at its decade, right of "0"
+    fpr_1 = np.mean(neg >= np.sort(pos)[::-1][30])
+    assert min(v for v in ticks if v > x_zero) == pytest.approx(10.0 ** np.floor(np.log10(fpr_1)))
+    dots = [ln for ln in ax.get_lines() if ln.get_label() == "max-F1 at η = 10⁻⁴"]
+    assert len(dots) == 1
+    assert dots[0].get_xdata()[0] == x_zero and dots[0].get_ydata()[0] == pytest.approx(30 / 200)
+    # the curve climbs the "0" tick to TPR 30/200 before it reaches any positive FPR
+    line = next(ln for ln in ax.get_lines() if ln.get_gid() == "roc")
+    x, yv = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+    assert np.max(yv[x == x_zero]) == pytest.approx(30 / 200)
+    plots.close_figure(fig)

@@ -119,14 +119,25 @@ def test_roc_log_scale_keeps_every_point_and_bends_straight_segments(ax, runs):
     plots.plot_roc(runs, ax=ax, log_fpr=True, chance=False)
     assert ax.get_xscale() == "log"
     assert "log scale" in ax.get_xlabel()
-    assert ax.get_xlim()[0] > 0
+    x_zero = ax.get_xlim()[0]
+    assert x_zero > 0
+    # FPR = 0 has its own tick, labelled "0", left of the first decade and past a break mark
+    ax.figure.canvas.draw()
+    ticks = {float(t.get_loc()): t.label1.get_text() for t in ax.xaxis.get_major_ticks()}
+    assert ticks[x_zero] == "0"
+    first_decade = min(v for v in ticks if v > x_zero)
+    assert ticks[first_decade].startswith("10")
+    assert any(ln.get_gid() == "axis-break" for ln in ax.get_lines())
     for name, c in runs.items():
         fpr, tpr, _ = metrics.roc_curve(c)
         line = _line(ax, f"roc:{name}")
         x, y = line.get_xdata(), line.get_ydata()
         pts = _pointset(x, y)
-        assert _pointset(fpr, tpr) <= pts
+        # every point of the curve is drawn; those at FPR = 0 on the "0" tick
+        assert _pointset(np.where(fpr > 0, fpr, x_zero), tpr) <= pts
         assert np.all(np.diff(x) >= 0)
+        # no point with FPR > 0 falls into the break, where it would read as FPR = 0
+        assert np.min(fpr[fpr > 0]) >= first_decade
         h = metrics.convex_hull(c)
         hx = _line(ax, f"hull:{name}").get_xdata()
         assert hx.size > h.fpr.size  # long hull edges are sampled along the log axis

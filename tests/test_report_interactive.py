@@ -418,3 +418,35 @@ def test_hover_values_and_prevalence_control(report, tmp_path: Path) -> None:
         assert lo[1] - 1 <= rule[0][1] <= hi[1] + 1, (lo, rule, hi)
         errors = page.errors()
     assert not errors, errors[:3]
+
+
+def test_roc_chart_draws_fpr_zero_on_its_own_tick(report, tmp_path: Path) -> None:
+    """A log FPR axis has no 0: the ROC chart gives FPR = 0 its own tick, labelled "0", at the
+    left end of the axis, and each run's points at FPR = 0 (positives above every negative)
+    are drawn there, up to the TPR scikit-learn finds at FPR = 0; before, they were dropped."""
+    from sklearn.metrics import roc_curve
+
+    path, y, runs = report
+    with Chromium(tmp_path, width=1200, height=900) as page:
+        page.open(path)
+        page.wait("mlflowImbalance.views['chart-roc'] !== undefined")
+        lo, hi = json.loads(
+            page.eval("JSON.stringify(mlflowImbalance.views['chart-roc'].scale('x').domain())")
+        )
+        assert hi == 1.0 and 0 < lo < 1e-3
+        labels = json.loads(
+            page.eval(
+                "JSON.stringify([...document.querySelectorAll("
+                "'#chart-roc g.role-axis text')].map(t => t.textContent))"
+            )
+        )
+        assert labels[0] == "0" and labels.count("0") == 1, labels
+        rows = _view_rows(page, "chart-roc", "roc")
+        for run, s in runs.items():
+            fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)
+            mine = [r for r in rows if r["run"] == run]
+            zero = [r for r in mine if r["fpr"] == 0]
+            assert zero and all(r["x"] == lo for r in zero), run
+            assert max(r["y"] for r in zero) == pytest.approx(tpr[fpr == 0].max(), abs=1e-6)
+            # every other point sits at its own FPR, right of the break
+            assert all(r["x"] == r["fpr"] > lo for r in mine if r["fpr"] > 0)

@@ -395,6 +395,48 @@ def _set_log(ax: Any, axis: str = "x") -> None:
     target.set_minor_formatter(NullFormatter())
 
 
+#: Where FPR = 0 sits on a logarithmic FPR axis: this many decades left of the axis's first
+#: decade, past a break in the axis (see :func:`_log_axis_with_zero`).
+_ZERO_DECADES = 0.6
+
+
+def _log_axis_with_zero(ax: Any, x_min: float) -> float:
+    """A logarithmic x axis from the decade ``x_min`` to 1 that also shows x = 0.
+
+    A log axis has no 0, yet on a ROC curve FPR = 0 is common and matters (positives ranked
+    above every negative; the operating point of a strict threshold). Drawn at the axis's left
+    limit such a point would read as FPR = ``x_min``. Here x = 0 gets its own tick, labelled
+    "0", :data:`_ZERO_DECADES` decades left of ``x_min``, separated from the log part by a
+    break mark (//) on the axis; the decade ticks start at ``x_min``. Callers draw x = 0 at
+    the returned position. Major ticks are the decades (every second one past ten decades),
+    minor ticks 2 and 5 per decade, none in the break.
+
+    Returns:
+        The x position at which FPR = 0 is drawn.
+    """
+    from matplotlib.ticker import FixedLocator, FuncFormatter
+
+    x_zero = x_min * 10.0**-_ZERO_DECADES
+    ax.set_xscale("log")
+    ax.set_xlim(x_zero, 1.0)
+    first = round(math.log10(x_min))
+    step = 1 if -first <= 10 else 2
+    decades = [10.0**e for e in range(0, first - 1, -step)][::-1]
+    ax.xaxis.set_major_locator(FixedLocator([x_zero, *decades]))
+    ax.xaxis.set_major_formatter(
+        FuncFormatter(lambda v, pos=None: "0" if v < x_min * 0.99 else _log_tick_label(v))
+    )
+    minor = [m * 10.0**e for e in range(first, 0) for m in (2.0, 5.0)]
+    ax.xaxis.set_minor_locator(FixedLocator(minor))
+    mid = x_min * 10.0 ** (-_ZERO_DECADES / 2)
+    tr = ax.get_xaxis_transform()  # x in data, y in axes fraction
+    for f in (10.0**-0.05, 10.0**0.05):
+        # a short white gap in the spine, then two slanted strokes: the usual axis break
+        ax.plot([mid * f / 1.04, mid * f * 1.04], [-0.018, 0.018], transform=tr,
+                color="#444444", lw=1.0, clip_on=False, zorder=6, gid="axis-break")  # fmt: skip
+    return x_zero
+
+
 def _log_floor(values: Sequence[float]) -> float:
     """Left limit of a log axis: the decade at or below the smallest positive value."""
     pos = [v for v in values if v > 0 and np.isfinite(v)]

@@ -27,11 +27,12 @@ from mlflow_imbalance.plots._legend import _legend
 from mlflow_imbalance.plots._style import (
     _LIGHT,
     _LINESTYLES,
+    _ZERO_DECADES,
     _fmt_eta,
+    _log_axis_with_zero,
     _log_floor,
     _proxy_line,
     _run_styles,
-    _set_log,
     _set_title,
 )
 
@@ -44,7 +45,7 @@ __all__ = ["BrocDisplay", "RocDisplay", "plot_broc", "plot_roc"]
 
 
 def _log_densify(
-    x: np.ndarray, y: np.ndarray, x_min: float, n: int = 24
+    x: np.ndarray, y: np.ndarray, x_min: float, n: int = 24, *, zero_at: float | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Insert points along segments that are long on a log x axis.
 
@@ -54,22 +55,29 @@ def _log_densify(
     spaced geometrically (segments starting at x = 0 start at ``x_min / 10``, off the axis).
     The original points are all kept, in order; at most ``log(1/x_min)/log(1.2)`` segments can
     be long, so the cost is small.
+
+    With ``zero_at`` (the position of x = 0 on an axis from :func:`_log_axis_with_zero`),
+    segments starting at x = 0 start there instead, and the points at x = 0 are returned at
+    ``zero_at``: the curve then leaves the axis's "0" tick at its true height.
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if x.size < 2:
-        return x, y
+        return (x if zero_at is None else np.where(x > 0, x, zero_at)), y
     x0, x1, y0, y1 = x[:-1], x[1:], y[:-1], y[1:]
-    lo = np.maximum(x0, x_min * 0.1)
+    lo = np.maximum(x0, x_min * 0.1 if zero_at is None else zero_at)
     idx = np.flatnonzero(x1 > lo * 1.2)
     if idx.size == 0:
-        return x, y
+        return (x if zero_at is None else np.where(x > 0, x, zero_at)), y
     frac = np.linspace(0.0, 1.0, n + 2)[1:-1]
     xs = lo[idx, None] * (x1[idx] / lo[idx])[:, None] ** frac
     ys = y0[idx, None] + (y1 - y0)[idx, None] * (xs - x0[idx, None]) / (x1 - x0)[idx, None]
     keys = np.concatenate((np.arange(x.size, dtype=np.float64), (idx[:, None] + frac).ravel()))
     order = np.argsort(keys, kind="stable")
-    return np.concatenate((x, xs.ravel()))[order], np.concatenate((y, ys.ravel()))[order]
+    out_x = np.concatenate((x, xs.ravel()))[order]
+    if zero_at is not None:
+        out_x = np.where(out_x > 0, out_x, zero_at)
+    return out_x, np.concatenate((y, ys.ravel()))[order]
 
 
 def _parse_slopes(iso_slopes: Any) -> list[tuple[float, str]]:
@@ -211,7 +219,7 @@ class RocDisplay(Display):
 
         Args:
             ax: axes to draw on; a new figure is created when None.
-            log_fpr: logarithmic FPR axis.
+            log_fpr: logarithmic FPR axis; FPR = 0 gets its own tick, "0", left of a break.
             hull: draw each run's ROC convex hull (dashed); None: when hulls were computed.
             iso_slopes: slopes, or ``(slope, label)`` pairs, of iso-performance lines.
             bands: ``name -> (fpr_grid, tpr_lower, tpr_upper, label)`` confidence bands (or
@@ -231,6 +239,7 @@ class RocDisplay(Display):
         styles = _run_styles(names)
         roc = {n: (self.fpr[n], self.tpr[n], None) for n in names}
         x_min = _log_floor([float(np.min(f[f > 0])) for f, _, _ in roc.values() if np.any(f > 0)])
+        x_zero = x_min * 10.0**-_ZERO_DECADES  # where FPR = 0 is drawn on the log axis
 
         def draw(ax: Any) -> None:
             extra = _draw_bands(ax, band_map, styles)
@@ -242,7 +251,7 @@ class RocDisplay(Display):
                 color, ls = styles[name]
                 fpr, tpr, _ = roc[name]
                 if log_fpr:
-                    fpr, tpr = _log_densify(fpr, tpr, x_min)
+                    fpr, tpr = _log_densify(fpr, tpr, x_min, zero_at=x_zero)
                 auc = self.roc_auc.get(name)
                 ax.plot(
                     fpr,
@@ -257,7 +266,7 @@ class RocDisplay(Display):
                 for name in names:
                     hx, hy = self.hull_fpr[name], self.hull_tpr[name]
                     if log_fpr:
-                        hx, hy = _log_densify(hx, hy, x_min)
+                        hx, hy = _log_densify(hx, hy, x_min, zero_at=x_zero)
                     ax.plot(
                         hx,
                         hy,
@@ -284,7 +293,7 @@ class RocDisplay(Display):
                         zorder=4,
                     )
                 ax.plot(
-                    [f0],
+                    [f0 if f0 > 0 or not log_fpr else x_zero],
                     [t0],
                     marker="o",
                     ms=5,
@@ -295,8 +304,7 @@ class RocDisplay(Display):
                     zorder=5,
                 )
             if log_fpr:
-                _set_log(ax, "x")
-                ax.set_xlim(x_min, 1.0)
+                _log_axis_with_zero(ax, x_min)
                 ax.set_xlabel("false positive rate FPR (log scale)")
             else:
                 ax.set_xlim(-0.01, 1.01)
@@ -343,7 +351,7 @@ def plot_roc(
     Args:
         counts_by_name: ``name -> RocCounts``.
         ax: axes to draw on; a new figure is created when None.
-        log_fpr: logarithmic FPR axis.
+        log_fpr: logarithmic FPR axis; FPR = 0 gets its own tick, "0", left of a break.
         hull: draw each run's ROC convex hull (dashed).
         iso_slopes: slopes, or ``(slope, label)`` pairs, of iso-performance lines.
         bands: ``name -> (fpr_grid, tpr_lower, tpr_upper, label)`` confidence bands

@@ -24,7 +24,8 @@ from mlflow_imbalance.plots._style import (
     _fmt_eta,
     _legend_kw,
     _literal_texts,
-    _set_log,
+    _log_axis_with_zero,
+    _log_floor,
     _set_title,
     new_axes,
     preview_axes,
@@ -235,22 +236,21 @@ def _preview_roc(c, d, rows, colors, labels, ops, name):
 
     ax = preview_axes()
     fpr, tpr = np.concatenate(([0.0], d.fpr)), np.concatenate(([0.0], d.tpr))
-    positive = fpr[fpr > 0]
-    x_min = 10.0 ** np.floor(np.log10(positive.min() if positive.size else 1e-6))
+    x_min = _log_floor([float(fpr[fpr > 0].min())] if np.any(fpr > 0) else [])
+    x_zero = _log_axis_with_zero(ax, x_min)  # FPR = 0 has its own tick, past an axis break
     hull = curves.convex_hull(c)
-    hx, hy = _log_densify(hull.fpr, hull.tpr, x_min)
+    hx, hy = _log_densify(hull.fpr, hull.tpr, x_min, zero_at=x_zero)
     ax.plot(hx, hy, color=_GREY, lw=1.3, ls="--", label="convex hull", zorder=2)
-    x, y = _log_densify(fpr, tpr, x_min)
+    x, y = _log_densify(fpr, tpr, x_min, zero_at=x_zero)
     auc = float(metrics.roc_auc(c))
     ax.plot(x, y, color=_MODEL_COLOR, lw=_LW, label=f"ROC  AUC {auc:.3f}", gid="roc", zorder=3)
     chance = np.geomspace(x_min, 1.0, 50)
     ax.plot(chance, chance, color=_LIGHT, lw=1.0, ls=":", label="chance", zorder=1)
     for e, _ in rows:
         k = ops[e]
-        ax.plot([max(c.fpr[k], x_min)], [c.tpr[k]], "o", color=colors[e], ms=8, mec="white",
-                mew=1.2, label=f"max-F1 at {labels[e]}", zorder=4)  # fmt: skip
-    _set_log(ax, "x")
-    ax.set_xlim(x_min, 1.0)
+        x_op = c.fpr[k] if c.fpr[k] > 0 else x_zero
+        ax.plot([x_op], [c.tpr[k]], "o", color=colors[e], ms=8, mec="white", mew=1.2,
+                label=f"max-F1 at {labels[e]}", zorder=4, clip_on=False)  # fmt: skip
     ax.set_ylim(-0.01, 1.02)
     ax.set_xlabel("false-positive rate (log scale)")
     ax.set_ylabel("true-positive rate")

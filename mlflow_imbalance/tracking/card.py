@@ -64,7 +64,8 @@ _FIGURE_TITLES = {
     "per catch when positives are rarer.",
     "roc": "ROC curve on a logarithmic false-positive-rate axis, with its convex hull. At low "
     "prevalence only the left part (FPR well below 1 %) is usable; the dots are the max-F1 "
-    "operating point at each prevalence.",
+    "operating point at each prevalence. FPR = 0 (positives above every negative) has its own "
+    "tick at the left, past the break in the axis.",
     "cost": "Cost curve: normalised expected cost of the best threshold at each probability "
     "cost PC(+), against always answering negative or positive. Where it touches a diagonal the "
     "model is no better than the trivial answer; vertical lines mark each prevalence.",

@@ -120,7 +120,9 @@ def payload(
                     bands[k] = {"eta": _r(b[0]), "lo": _r(b[1]), "hi": _r(b[2])}
             item["sweep_bands"] = bands
         out_runs.append(item)
+    drawn = [np.asarray(it[k]["f"]) for it in out_runs for k in ("curve", "roc_band") if k in it]
     return {
+        "roc_axis": list(roc_log_axis(drawn)),
         "criterion": criterion,
         "cost_fp": opts.cost_fp,
         "cost_fn": opts.cost_fn,
@@ -304,6 +306,37 @@ def _curve_layers(
     return layers
 
 
+def roc_log_axis(fprs: Sequence[np.ndarray]) -> tuple[float, float]:
+    """``(x_zero, x_min)`` of the ROC chart's log FPR axis for the FPR values it draws.
+
+    ``x_min`` is the decade at or below the smallest positive FPR drawn (curves and ROC
+    bands); FPR = 0 (positives above every negative) is drawn at ``x_zero``, left of it past
+    a break, with the tick label "0" -- as in the run's preview figure
+    (:func:`mlflow_imbalance.plots._style._log_axis_with_zero`).
+    """
+    from mlflow_imbalance.plots._style import _ZERO_DECADES, _log_floor
+
+    x_min = _log_floor([float(np.min(f[f > 0])) for f in fprs if np.any(f > 0)])
+    return x_min * 10.0**-_ZERO_DECADES, x_min
+
+
+def _roc_x_axis(roc_axis: tuple[float, float] | None) -> dict[str, Any]:
+    """The ROC chart's x encoding: log FPR with its own "0" tick when ``roc_axis`` is given."""
+    x: dict[str, Any] = {"type": "quantitative", "title": "false-positive rate (log)"}
+    if roc_axis is None:
+        return {**x, "scale": {"type": "log"}}
+    x_zero, x_min = roc_axis
+    first = round(math.log10(x_min))
+    step = 1 if -first <= 8 else 2
+    decades = [10.0**e for e in range(0, first - 1, -step)][::-1]
+    label = f"datum.value < {x_min * 0.99!r} ? '0' : format(datum.value, '~g')"
+    return {
+        **x,
+        "scale": {"type": "log", "domain": [x_zero, 1.0]},
+        "axis": {"values": [x_zero, *decades], "labelExpr": label},
+    }
+
+
 def specs(
     lead: Sequence[str],
     colors: Mapping[str, str],
@@ -312,8 +345,13 @@ def specs(
     eta_range: tuple[float, float],
     has_bands: bool,
     costs_given: bool,
+    roc_axis: tuple[float, float] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Vega-Lite specs of the charts, by element id; the page's script fills their data."""
+    """Vega-Lite specs of the charts, by element id; the page's script fills their data.
+
+    ``roc_axis``: ``(x_zero, x_min)`` from :func:`roc_log_axis`; the ROC chart then draws
+    FPR = 0 at ``x_zero`` on a tick labelled "0", past a break mark.
+    """
     q = "quantitative"
     run_tt = _RUN_TOOLTIP
     out: dict[str, dict[str, Any]] = {}
@@ -368,7 +406,7 @@ def specs(
     )
     out["chart-pr"] = pr
     # ROC, log FPR (prevalence-free)
-    xr = {"type": q, "title": "false-positive rate (log)", "scale": {"type": "log"}}
+    xr = _roc_x_axis(roc_axis)
     yr = {"type": q, "title": "true-positive rate (recall)", "scale": {"domain": [0, 1]}}
     roc = _base("ROC, log FPR (prevalence-free; the low-FPR end decides precision at small η)")
     roc["layer"] = _curve_layers(
@@ -380,11 +418,22 @@ def specs(
         "rocband" if has_bands else None,
         [
             run_tt,
-            {"field": "x", "type": q, "title": "FPR", "format": ".3~e"},
+            {"field": "fpr", "type": q, "title": "FPR", "format": ".3~e"},
             {"field": "y", "type": q, "title": "TPR", "format": ".3f"},
             {"field": "thr", "type": q, "title": "threshold", "format": ".4~g"},
         ],
     )
+    if roc_axis is not None:
+        # the axis break between "0" and the first decade: two strokes across the axis line
+        mid = roc_axis[1] * 10.0 ** (-0.5 * math.log10(roc_axis[1] / roc_axis[0]))
+        roc["layer"].append(
+            {
+                "data": {"values": [{"x": mid, "y": 0.0}]},
+                "mark": {"type": "text", "text": "//", "fontSize": 13, "fontWeight": "bold",
+                         "color": "#444444", "baseline": "middle", "clip": False},
+                "encoding": {"x": {**xr, "field": "x"}, "y": {**yr, "field": "y"}},
+            }
+        )  # fmt: skip
     out["chart-roc"] = roc
     # the criterion (and AP) against eta, with the current eta as a rule
     xe = {

@@ -218,7 +218,7 @@ def build_context(
         )  # fmt: skip
         chart_specs = specs(
             lead, colors, criterion, "", (float(grid[0]), float(grid[-1])),
-            bool(opts.n_bootstrap), cost_rule,
+            bool(opts.n_bootstrap), cost_rule, tuple(data["roc_axis"]),
         )  # fmt: skip
         notify("charts", 1, 1)
 
