@@ -773,3 +773,97 @@ def test_table_agrees_with_the_verdicts_paired_test(tracking_uri):
     cells = {r["name"]: r["cells"][j_ap] for r in table["rows"]}
     assert cells["a"]["best"] and not cells["b"]["tie"]
     assert "tie" not in cells["b"]["classes"].split()
+
+
+def test_tables_tie_runs_on_shared_examples_by_the_paired_test(tracking_uri):
+    """Two runs scored on the same examples, B = A + noise: in the cells the verdict does not
+    test (AP at the test prevalence), the unpaired test calls B tied with A while a
+    paired bootstrap (computed here with scikit-learn, independently of the package) finds B
+    clearly worse; the tables must follow the paired test there, as the verdict does."""
+    import mlflow
+    from sklearn.metrics import average_precision_score
+
+    from mlflow_imbalance.report.analysis import tables as tables_mod
+
+    rng = np.random.default_rng(31)
+    y = rng.random(20_000) < 0.05
+    sa = rng.normal(size=y.size) + 1.2 * y
+    sb = sa + 0.4 * rng.normal(size=y.size)
+    ids = []
+    for name, s in (("a", sa), ("b", sb)):
+        with mlflow.start_run(run_name=name) as run:
+            mi.log_scores(y, s, name="test", prevalences=[1e-2])
+            ids.append(run.info.run_id)
+    rep = build_report(ids, prevalences=[1e-2], n_bootstrap=300, seed=3, progress=False)
+    reps, shared = rep.context["point_reps"], rep.context["shared_replicates"]
+
+    # independent paired bootstrap of AP at the test prevalence (stratified, 300 replicates)
+    pos, neg = np.flatnonzero(y), np.flatnonzero(~y)
+    r2 = np.random.default_rng(7)
+    diffs = []
+    for _ in range(300):
+        idx = np.r_[r2.choice(pos, pos.size), r2.choice(neg, neg.size)]
+        yr = y[idx]
+        diffs.append(average_precision_score(yr, sa[idx]) - average_precision_score(yr, sb[idx]))
+    d_exact = average_precision_score(y, sa) - average_precision_score(y, sb)
+    z_ref = d_exact / np.std(diffs, ddof=1)
+    assert z_ref > 3.5, z_ref  # clearly significant by the paired test
+    # the package's paired replicates give the same s.d. (to bootstrap noise)
+    sd = shared.difference_sd("b", "a", "ap", 0)
+    assert sd == pytest.approx(np.std(diffs, ddof=1), rel=0.2)
+    # precondition that makes this test bite: the unpaired test alone says "tied" here
+    assert tables_mod._not_worse(reps, "b", "a", "ap", 0, 0.95) is True
+    assert tables_mod._not_worse(reps, "b", "a", "ap", 0, 0.95, shared) is False
+    test_table = next(t for t in rep.context["tables"] if t["kind"] == "test")
+    j_ap = [c["key"] for c in test_table["columns"]].index("ap")
+    cells = {r["name"]: r["cells"][j_ap] for r in test_table["rows"]}
+    assert cells["a"]["best"] and not cells["b"]["tie"]
+    # runs on different examples keep the unpaired test: no shared replicates for them
+    assert shared.difference_sd("a", "nobody", "ap", 0) is None
+
+
+def test_shared_replicates_group_runs_by_their_examples_within_the_work_bound():
+    """Runs are paired only with runs scored on the same examples (equal digest and labels),
+    never across test sets; the work bound keeps the first runs of a group and leaves the
+    rest unpaired; each group's replicates are the paired resample: the difference of two
+    identical runs has no spread."""
+    from types import SimpleNamespace
+
+    from mlflow_imbalance.report.analysis.paired import shared_replicates
+    from mlflow_imbalance.report.model import RunData
+
+    rng = np.random.default_rng(5)
+    y1, y2 = rng.random(3000) < 0.1, rng.random(3000) < 0.1
+    s1, s2 = rng.normal(size=3000) + y1, rng.normal(size=3000) + y2
+
+    def run(name, y, s, digest):
+        return RunData(name, mi.RocCounts.from_scores(y, s), digest=digest, scores=(y, s))
+
+    runs = [run("a", y1, s1, "d1"), run("a-copy", y1, s1, "d1"), run("c", y1, s1 + 0.3 * y1, "d1"),
+            run("other-set", y2, s2, "d2"), run("lone", y2, s2 + 1, "d3")]  # fmt: skip
+    etas = {r.name: np.array([0.1, 1e-3]) for r in runs}
+    opts = SimpleNamespace(n_bootstrap=50, costs_given=False, seed=0)
+
+    def seed_for(*parts):
+        return np.random.SeedSequence([len(p) for p in map(str, parts)])
+
+    sh = shared_replicates(runs, etas, opts, seed_for, 10**6)
+    assert sh.group == {"a": 0, "a-copy": 0, "c": 0}  # d2 and d3 have one run each
+    assert sh.difference_sd("a", "a-copy", "ap", 1) == 0.0  # same scores, same resample
+    assert sh.difference_sd("a", "c", "pr_auc", 0) > 0
+    assert sh.difference_sd("a", "other-set", "ap", 0) is None
+    assert sh.reps["c"]["max_f1"].shape == (50, 2)
+    # the runs' own variances floor the paired s.d.: sqrt(var_a + var_b - 2 cov)
+    x, z = sh.reps["a"]["ap"][:, 1], sh.reps["c"]["ap"][:, 1]
+    cov = np.sum((x - x.mean()) * (z - z.mean())) / (x.size - 1)
+    assert sh.difference_sd("a", "c", "ap", 1, 0.01, 0.02) == pytest.approx(
+        np.sqrt(0.03 - 2 * cov), rel=1e-12
+    )
+    assert sh.difference_sd("a", "c", "ap", 1, 0.0, 0.0) == pytest.approx(np.std(x - z, ddof=1))
+    # room for two runs of the group only: the third stays unpaired
+    sh2 = shared_replicates(runs, etas, opts, seed_for, 10**6, max_work=2 * 50 * 3000 + 1)
+    assert sh2.group == {"a": 0, "a-copy": 0}
+    # no room for two: nothing is paired
+    assert shared_replicates(runs, etas, opts, seed_for, 10**6, max_work=50 * 3000).group == {}
+    # test sets above the size limit are not resampled
+    assert shared_replicates(runs, etas, opts, seed_for, 2999).group == {}

@@ -17,7 +17,7 @@ Every test returns a frozen :class:`ComparisonTest` with ``.z``, ``.p_value``, `
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -343,50 +343,72 @@ def _statistic(
     return metric_statistic(counts, metric, np.array([eta]), grid_step=None)
 
 
+def _shared_count_replicates(
+    y_true: Any, scores: Sequence[Any], n_boot: int, rng: np.random.Generator, names: Sequence[str]
+) -> tuple[list[RocCounts], Iterator[list[tuple[np.ndarray, np.ndarray]]]]:
+    """Stratified bootstrap of shared examples: every run's ``(tp, fp)`` from the same resample.
+
+    Returns each run's (compressed) counts and a lazy iterator over chunks of replicates, a
+    list with one ``(tp, fp)`` pair of ``(b, K_run)`` cumulative counts per run. Each replicate
+    resamples the examples of each class once, with replacement and class sizes fixed (n
+    uniform draws of example indices per class), and forms every run's counts from them, so
+    the runs' correlation is kept in every comparison between them. Each example is binned
+    into its
+    run's compressed threshold cells (the first threshold at or below its score), which gives
+    the compressed counts exactly: the metrics are the same as on all distinct scores, at
+    O(K) instead of O(n) per replicate. Cost O(B * n) per run.
+    """
+    y = as_1d_array(y_true, "y_true")
+    checked = [check_scores(s, n) for s, n in zip(scores, names, strict=True)]
+    check_same_length([y, *checked], ["y_true", *names])
+    is_pos = binarize_labels(y, name="y_true")
+    runs = []
+    for s in checked:
+        c = RocCounts.from_scores(is_pos, s)
+        idx = np.searchsorted(-c.thresholds, -s, side="left")
+        runs.append((c, idx[is_pos], idx[~is_pos]))
+    n_pos, n_neg = int(is_pos.sum()), int((~is_pos).sum())
+
+    def chunks() -> Iterator[list[tuple[np.ndarray, np.ndarray]]]:
+        # lazily, one chunk of replicates at a time: memory stays O(chunk * (n + thresholds))
+        chunk = max(1, int(2_000_000 // (n_pos + n_neg)))
+        done = 0
+        while done < n_boot:
+            b = min(chunk, n_boot - done)
+            # the resampled examples of each class (n draws with replacement): their counts
+            # per example are Multinomial(n, 1/n); drawn as indices and binned straight into
+            # the count cells this is ~1.6x faster than rng.multinomial at 25,000 examples
+            dp = rng.integers(0, n_pos, size=(b, n_pos))
+            dn = rng.integers(0, n_neg, size=(b, n_neg))
+            out: list[tuple[np.ndarray, np.ndarray]] = []
+            for c, ip, ineg in runs:
+                k = c.n_thresholds
+                rows = np.arange(b)[:, None] * k
+                tp, fp = (
+                    np.bincount((rows + idx[d]).ravel(), minlength=b * k)
+                    .reshape(b, k)
+                    .cumsum(1, dtype=np.float64)
+                    for idx, d in ((ip, dp), (ineg, dn))
+                )
+                out.append((tp, fp))
+            yield out
+            done += b
+
+    return [r[0] for r in runs], chunks()
+
+
 def _paired_count_replicates(
     y_true: Any, score_a: Any, score_b: Any, n_boot: int, rng: np.random.Generator
 ) -> tuple[RocCounts, RocCounts, Iterator[tuple[np.ndarray, ...]]]:
     """Stratified paired bootstrap: per chunk ``(tp_a, fp_a, tp_b, fp_b)`` from the same weights.
 
-    Returns both runs' uncompressed counts and a lazy iterator over the chunks of replicates
-    (shared by :func:`paired_metric_test` and the flip significance test).
-
-    Each replicate draws multinomial example weights within each class (resampling examples
-    with replacement, class sizes fixed) and forms both runs' cumulative counts from them.
+    :func:`_shared_count_replicates` for two runs (shared by :func:`paired_metric_test` and
+    the flip significance test).
     """
-    y = as_1d_array(y_true, "y_true")
-    sa = check_scores(score_a, "score_a")
-    sb = check_scores(score_b, "score_b")
-    check_same_length([y, sa, sb], ["y_true", "score_a", "score_b"])
-    is_pos = binarize_labels(y, name="y_true")
-    runs = []
-    for s in (sa, sb):
-        c = RocCounts.from_scores(is_pos, s, compress=False)
-        idx = np.searchsorted(-c.thresholds, -s, side="left")
-        runs.append((c, idx[is_pos], idx[~is_pos]))
-    n_pos, n_neg = int(is_pos.sum()), int((~is_pos).sum())
-
-    def chunks() -> Iterator[tuple[np.ndarray, ...]]:
-        # lazily, one chunk of replicates at a time: memory stays O(chunk * thresholds)
-        chunk = max(1, int(2_000_000 // (n_pos + n_neg)))
-        up, un = np.full(n_pos, 1.0 / n_pos), np.full(n_neg, 1.0 / n_neg)
-        done = 0
-        while done < n_boot:
-            b = min(chunk, n_boot - done)
-            wp = rng.multinomial(n_pos, up, size=b)
-            wn = rng.multinomial(n_neg, un, size=b)
-            parts: list[np.ndarray] = []
-            for c, ip, ineg in runs:
-                k = c.n_thresholds
-                rows = np.arange(b)[:, None] * k
-                for idx, w in ((ip, wp), (ineg, wn)):
-                    parts.append(
-                        np.bincount((rows + idx).ravel(), w.ravel(), b * k).reshape(b, k).cumsum(1)
-                    )
-            yield tuple(parts)
-            done += b
-
-    return runs[0][0], runs[1][0], chunks()
+    (ca, cb), chunks = _shared_count_replicates(
+        y_true, (score_a, score_b), n_boot, rng, ("score_a", "score_b")
+    )
+    return ca, cb, ((*a, *b) for a, b in chunks)
 
 
 def _boot_difference(

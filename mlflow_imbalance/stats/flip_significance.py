@@ -95,9 +95,10 @@ def _paired_replicates(
 ) -> tuple[np.ndarray, RocCounts, RocCounts]:
     """Stratified paired bootstrap: the same resampled examples for both runs.
 
-    Each replicate draws multinomial example weights within each class (exactly resampling
-    examples with replacement, class sizes fixed), then forms both runs' per-threshold counts
-    from the same weights. Cost O(B * n) plus the metric kernels.
+    Each replicate resamples the examples within each class (with replacement, class sizes
+    fixed), then forms both runs' per-threshold counts from the same resample
+    (:func:`~mlflow_imbalance.stats.compare._shared_count_replicates`). Cost O(B * n) plus
+    the metric kernels.
     """
     ca, cb, chunks = _paired_count_replicates(y_true, score_a, score_b, n_boot, rng)
     n_pos, n_neg = ca.n_pos, ca.n_neg

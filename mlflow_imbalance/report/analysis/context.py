@@ -28,12 +28,14 @@ from mlflow_imbalance.report.analysis.flips import (
 from mlflow_imbalance.report.analysis.intervals import (
     _Uncertainty,
 )
+from mlflow_imbalance.report.analysis.paired import shared_replicates
 from mlflow_imbalance.report.analysis.tables import (
     _adequacy_rows,
     _roc_rows,
     _tables,
 )
 from mlflow_imbalance.report.analysis.verdict import (
+    MAX_PAIRED_EXAMPLES,
     build_verdicts,
     count,
     criterion_orders,
@@ -223,10 +225,19 @@ def build_context(
         notify("charts", 1, 1)
 
     # ------------------------------------------------------------ tables
-    tables = _tables(
-        runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead,
-        reps=getattr(unc, "point_reps", None),
-    )  # fmt: skip
+    with timer.stage("tables"):
+        # runs scored on the same examples: the tables' ties by the verdict's paired test
+        # (the leading runs, best first; the others keep the unpaired test)
+        by_name, lead_set = {r.name: r for r in runs}, set(lead)
+        best_first = [n for n in next(iter(orders.values()), names) if n in lead_set]
+        shared = shared_replicates(
+            [by_name[n] for n in best_first], {n: point[n]["etas"] for n in names}, opts,
+            seed_for, MAX_PAIRED_EXAMPLES,
+        )  # fmt: skip
+        tables = _tables(
+            runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead,
+            reps=getattr(unc, "point_reps", None), shared=shared,
+        )  # fmt: skip
     roc_rows = _roc_rows(runs, point, colors, fmt, fci, unc, conf)
 
     # ------------------------------------------------------------ warnings (first in report)
@@ -399,6 +410,8 @@ def build_context(
         # per run and metric: (exact values, draws) at the table's prevalences (test first),
         # behind the table intervals, the ties and the verdict's unpaired test
         "point_reps": dict(getattr(unc, "point_reps", {}) or {}),
+        # runs scored on the same examples: paired replicates behind the tables' ties
+        "shared_replicates": shared,
         "adequacy_note": (
             "Brabec et al. (2020) §5: precision at η is only as good as the estimates of TPR "
             f"and FPR at the operating point ({op_rule}). “Relative width” is the half-width of "

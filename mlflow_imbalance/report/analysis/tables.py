@@ -12,6 +12,7 @@ from scipy import stats as _sps
 from mlflow_imbalance.report.analysis._common import (
     _rank,
 )
+from mlflow_imbalance.report.analysis.paired import SharedReplicates, paired_tie
 
 logger = logging.getLogger(__name__)
 
@@ -39,14 +40,20 @@ def _cell_values(p: Mapping[str, Any], key: str, j: int) -> tuple[float, Any, An
     return float(p[key][j]), *(ci or (None, None))
 
 
-def _not_worse(reps, a: str, b: str, key: str, j: int, conf: float) -> bool | None:
+def _not_worse(
+    reps, a: str, b: str, key: str, j: int, conf: float, shared: SharedReplicates | None = None
+) -> bool | None:
     """Is run ``a`` not significantly different from the best run ``b`` on ``key`` at η_j?
 
-    The unpaired test of the verdict: z = difference of the exact values / sqrt(var_a +
-    var_b), each run's variance the larger of its count-bootstrap and Bayesian-draw variances
-    (``reps[run][key] = (exact values, variances)``), two-sided normal at level ``1 - conf``;
-    its measured level is in docs/statistics.md. None when either run has no variance there
-    (then the caller falls back to interval overlap).
+    Runs scored on the same examples (``shared`` holds paired replicates of both): a paired
+    test, z = difference of the exact values / s.d. of the difference from the paired
+    replicates, floored by the runs' own variances less twice their covariance
+    (:func:`~mlflow_imbalance.report.analysis.paired.paired_tie`). Otherwise the
+    verdict's unpaired test: z = difference / sqrt(var_a + var_b), each run's variance the
+    larger of its count-bootstrap and Bayesian-draw variances (``reps[run][key] = (exact
+    values, variances)``). Two-sided normal at level ``1 - conf``; the measured levels are in
+    docs/statistics.md. None when either run has no variance there (then the caller falls
+    back to interval overlap).
     """
     if not reps or a not in reps or b not in reps or key not in reps[a] or key not in reps[b]:
         return None
@@ -54,8 +61,11 @@ def _not_worse(reps, a: str, b: str, key: str, j: int, conf: float) -> bool | No
     eb, vb = reps[b][key]
     if j >= va.size or j >= vb.size:
         return None
-    sd = math.sqrt(float(va[j]) + float(vb[j]))
     diff = float(ea[j] - eb[j])
+    tied = paired_tie(shared, a, b, key, j, diff, conf, float(va[j]), float(vb[j]))
+    if tied is not None:
+        return tied
+    sd = math.sqrt(float(va[j]) + float(vb[j]))
     if not sd > 0:
         return diff == 0
     return bool(2 * _sps.norm.sf(abs(diff / sd)) >= 1 - conf)
@@ -69,14 +79,18 @@ def _verdict_at(verdicts: Any, eta: float) -> Any:
     return None
 
 
-def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead, reps=None):
+def _tables(
+    runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead, reps=None,
+    shared=None,
+):  # fmt: skip
     """One table per prevalence (deployment prevalences first), runs as rows, best first.
 
-    A run is marked tied with the best (``#k=``) when the verdict's unpaired test finds no
-    significant difference (AP, PR-AUC, max-F1, expected cost); for precision and
-    recall, which have analytic intervals and no draws, when the intervals overlap. The one
-    cell the verdict itself tests -- its runner-up in the criterion's column at its
-    prevalence -- takes the verdict's result (paired on shared examples), so the table never
+    A run is marked tied with the best (``#k=``) when the verdict's test finds no significant
+    difference (AP, PR-AUC, max-F1, expected cost): paired for runs scored on the same
+    examples (``shared``: :class:`~mlflow_imbalance.report.analysis.paired.SharedReplicates`),
+    unpaired otherwise; for precision and recall, which have analytic intervals and no draws,
+    when the intervals overlap. The one cell the verdict itself tests -- its runner-up in the
+    criterion's column at its prevalence -- takes the verdict's own result, so the table never
     calls "tied" what the verdict calls significantly different, or the reverse.
     """
     cols = list(_COLS)
@@ -135,7 +149,7 @@ def _tables(runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts,
                 ):
                     tested = not verdict.significant  # the verdict's own test
                 elif not is_best and best_i is not None:
-                    tested = _not_worse(reps, n, order[best_i], key, j, opts.confidence)
+                    tested = _not_worse(reps, n, order[best_i], key, j, opts.confidence, shared)
                 if tested is not None:
                     tie = tested
                 elif not is_best and best_i is not None and lo is not None and hi is not None:
