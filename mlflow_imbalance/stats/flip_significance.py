@@ -30,7 +30,12 @@ from mlflow_imbalance.stats._batch import (
 )
 from mlflow_imbalance.stats._checks import _check_confidence
 from mlflow_imbalance.stats.bands import _band_from_replicates
-from mlflow_imbalance.stats.bootstrap import _rng, bootstrap_counts
+from mlflow_imbalance.stats.bootstrap import (
+    DEPOSIT_MIN_WORK,
+    DEPOSIT_STEP,
+    _rng,
+    bootstrap_counts,
+)
 from mlflow_imbalance.stats.compare import _paired_count_replicates
 from mlflow_imbalance.stats.ranking import FLIP_METRICS, FlipPoints, flip_points
 
@@ -107,10 +112,16 @@ def _paired_replicates(
         _threshold_column(c, thresholds[j]) if metric == "f1" and thresholds else None
         for j, c in enumerate((ca, cb))
     ]
+    # PR-AUC on many columns: the deposit kernel (error <= 2e-6, far below the replicates'
+    # spread; 8x faster than the exact sums on the quick start's runs at 30 eta)
+    step = [
+        DEPOSIT_STEP if metric == "pr_auc" and c.size * eta.size > DEPOSIT_MIN_WORK // 10 else None
+        for c in cols
+    ]
     out = []
     for tp_a, fp_a, tp_b, fp_b in chunks:
-        va = _metric_batch(metric, tp_a, fp_a, n_pos, n_neg, eta, cols[0], cut[0])
-        vb = _metric_batch(metric, tp_b, fp_b, n_pos, n_neg, eta, cols[1], cut[1])
+        va = _metric_batch(metric, tp_a, fp_a, n_pos, n_neg, eta, cols[0], cut[0], step[0])
+        vb = _metric_batch(metric, tp_b, fp_b, n_pos, n_neg, eta, cols[1], cut[1], step[1])
         out.append(va - vb)
     return np.concatenate(out), ca, cb
 
