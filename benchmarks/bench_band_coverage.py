@@ -503,31 +503,27 @@ def verdict_level_paired(r: int, b: int) -> None:
         print(f"| {m} | {rej[m, 1e-4] / r:.3f} | {rej[m, 1e-3] / r:.3f} |")
 
 
+#: The studies run by a flag: (function, converters of the positional arguments, defaults).
+STUDIES = {
+    "--roc": (roc_only, (int, int), (300, 300)),
+    "--report-flips": (report_flips, (int,), (300,)),
+    "--verdict-paired": (verdict_level_paired, (int, int), (300, 300)),
+    "--verdict": (verdict_level, (int, int), (500, 1000)),
+    "--headline": (headline_only, (str, int, int, int), (None, None, None, 1500)),
+    "--flips": (flips, (int, int), (200, 200)),
+}
+
+
 def main() -> None:
-    if "--roc" in sys.argv:
-        args = [a for a in sys.argv[1:] if a != "--roc"]
-        roc_only(int(args[0]) if args else 300, int(args[1]) if len(args) > 1 else 300)
-        return
-    if "--report-flips" in sys.argv:
-        args = [a for a in sys.argv[1:] if a != "--report-flips"]
-        report_flips(int(args[0]) if args else 300)
-        return
-    if "--verdict-paired" in sys.argv:
-        args = [a for a in sys.argv[1:] if a != "--verdict-paired"]
-        verdict_level_paired(int(args[0]) if args else 300, int(args[1]) if len(args) > 1 else 300)
-        return
-    if "--verdict" in sys.argv:
-        args = [a for a in sys.argv[1:] if a != "--verdict"]
-        verdict_level(int(args[0]) if args else 500, int(args[1]) if len(args) > 1 else 1000)
-        return
-    if "--headline" in sys.argv:
-        args = [a for a in sys.argv[1:] if a != "--headline"]
-        headline_only(args[0], int(args[1]), int(args[2]), int(args[3]) if len(args) > 3 else 1500)
-        return
-    if "--flips" in sys.argv:
-        args = [a for a in sys.argv[1:] if a != "--flips"]
-        flips(int(args[0]) if args else 200, int(args[1]) if len(args) > 1 else 200)
-        return
+    for flag, (fn, kinds, defaults) in STUDIES.items():
+        if flag in sys.argv:
+            given = [a for a in sys.argv[1:] if a != flag]
+            args = [k(v) for k, v in zip(kinds, given, strict=False)]
+            args += list(defaults[len(args) :])
+            if None in args:
+                sys.exit(f"{flag} needs {sum(d is None for d in defaults)} arguments")
+            fn(*args)
+            return
     r = int(sys.argv[1]) if len(sys.argv) > 1 else 300
     b = int(sys.argv[2]) if len(sys.argv) > 2 else 400
     print(
