@@ -26,7 +26,8 @@ level and power of the report's unpaired flip test (:func:`report_flips`); ``...
 [B]``: the level of the report's unpaired test of a difference at one eta (:func:`verdict_level`);
 ``... --verdict-paired [R] [B]``: the same for its paired test (:func:`verdict_level_paired`);
 ``... --headline MODEL P N [R]``: the headline intervals alone at many test sets
-(:func:`headline_only`; MODEL ``binormal`` or ``skewed``).
+(:func:`headline_only`; MODEL ``binormal`` or ``skewed``); ``... --verdict-report [R] [B]``:
+the level of the report's verdict for runs on shared examples (:func:`verdict_level_report`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from test_flip_power import flip_scores, true_ap_difference
 
 from mlflow_imbalance import RocCounts, metrics
 from mlflow_imbalance import ranking as u_rank
+from mlflow_imbalance import report as u_report
 from mlflow_imbalance import uncertainty as u
 
 REGIMES = [(200, 20_000), (1_000, 100_000), (100, 1_000_000)]
@@ -503,11 +505,58 @@ def verdict_level_paired(r: int, b: int) -> None:
         print(f"| {m} | {rej[m, 1e-4] / r:.3f} | {rej[m, 1e-3] / r:.3f} |")
 
 
+def verdict_level_report(r: int, b: int) -> None:
+    """False-alarm rate of the report's verdict for runs scored on the same examples.
+
+    The verdict's test as the report runs it (``build_report`` on two runs that kept their
+    scores): the paired test on the shared replicates, its s.d. floored by the runs' own
+    variances less twice their covariance (``report/analysis/paired.py``; the tables' ties use
+    the same test). Two runs of the same model on 200 / 20,000 examples, noise correlation
+    0.5: ``null`` as in :func:`verdict_level_paired`, and ``saturated``, where each run puts
+    each positive, independently with probability 0.1, above every negative (as a signature
+    rule does: a run with no negative above its top scores). Criteria: AP, and the lowest
+    expected cost (C_FP = 1, C_FN = 100); share of test sets whose verdict at eta = 1e-4 and
+    1e-3 calls the runner-up significantly worse (p < 0.05).
+    """
+    from mlflow_imbalance.report.model import RunData
+
+    etas = (1e-4, 1e-3)
+    y = np.zeros(200 + 20_000, dtype=bool)
+    y[:200] = True
+    print(f"\nthe report's verdict, same model, R = {r} test sets, B = {b} (MC s.e. ", end="")
+    print(f"{np.sqrt(0.05 * 0.95 / r):.3f} at 0.05)")
+    print("\n| null | criterion | p < 0.05 at eta = 1e-4 | at 1e-3 |\n|---|---|---|---|")
+    for scen in ("null", "saturated"):
+        rng = np.random.default_rng([6, len(scen)])
+        rej = {(m, e): 0 for m in ("ap", "cost") for e in etas}
+        for i in range(r):
+            sa, sb = flip_scores(rng, y, "null")
+            if scen == "saturated":
+                sa = np.where(y & (rng.random(y.size) < 0.1), 10.0 + rng.random(y.size), sa)
+                sb = np.where(y & (rng.random(y.size) < 0.1), 10.0 + rng.random(y.size), sb)
+            runs = {
+                k: RunData(k, RocCounts.from_scores(y, s), digest="shared", scores=(y, s))
+                for k, s in (("a", sa), ("b", sb))
+            }
+            for m in ("ap", "cost"):
+                costs = {"cost_fp": 1.0, "cost_fn": 100.0} if m == "cost" else {}
+                rep = u_report.build_report(
+                    runs, prevalences=list(etas), n_bootstrap=b, seed=i, progress=False,
+                    primary_metric="ap", **costs,
+                )  # fmt: skip
+                for v in rep.verdict:
+                    rej[m, v.prevalence] += bool(v.p_value is not None and v.p_value < 0.05)
+        for m in ("ap", "cost"):
+            print(f"| {scen} | {m} | {rej[m, 1e-4] / r:.3f} | {rej[m, 1e-3] / r:.3f} |")
+            sys.stdout.flush()
+
+
 #: The studies run by a flag: (function, converters of the positional arguments, defaults).
 STUDIES = {
     "--roc": (roc_only, (int, int), (300, 300)),
     "--report-flips": (report_flips, (int,), (300,)),
     "--verdict-paired": (verdict_level_paired, (int, int), (300, 300)),
+    "--verdict-report": (verdict_level_report, (int, int), (300, 400)),
     "--verdict": (verdict_level, (int, int), (500, 1000)),
     "--headline": (headline_only, (str, int, int, int), (None, None, None, 1500)),
     "--flips": (flips, (int, int), (200, 200)),

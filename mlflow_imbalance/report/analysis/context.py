@@ -155,7 +155,8 @@ def build_context(
     else:
         v_etas = [float(np.median(list(test_prev.values())))]
         v_index = [0 if same_test else None]
-    lead = _leading(names, criterion_orders(counts, v_etas, opts))
+    v_orders = criterion_orders(counts, v_etas, opts)
+    lead = _leading(names, v_orders)
 
     # ------------------------------------------------------------ intervals and bands
     with timer.stage("bootstrap"):
@@ -185,6 +186,14 @@ def build_context(
     # ------------------------------------------------------------ verdict
     with timer.stage("verdict"):
         notify("verdict", 0, 1)
+        # runs scored on the same examples: one paired resample per group for the verdict's
+        # and the tables' tests (the leading runs, best first; the others stay unpaired)
+        by_name, lead_set = {r.name: r for r in runs}, set(lead)
+        best_first = [n for n in next(iter(v_orders.values()), names) if n in lead_set]
+        unc.shared = shared_replicates(
+            [by_name[n] for n in best_first], {n: point[n]["etas"] for n in names}, opts,
+            seed_for, MAX_PAIRED_EXAMPLES,
+        )  # fmt: skip
         verdicts, orders = build_verdicts(
             runs, v_etas, v_index, opts, unc, fmt, feta, fint, seed_for
         )
@@ -226,17 +235,9 @@ def build_context(
 
     # ------------------------------------------------------------ tables
     with timer.stage("tables"):
-        # runs scored on the same examples: the tables' ties by the verdict's paired test
-        # (the leading runs, best first; the others keep the unpaired test)
-        by_name, lead_set = {r.name: r for r in runs}, set(lead)
-        best_first = [n for n in next(iter(orders.values()), names) if n in lead_set]
-        shared = shared_replicates(
-            [by_name[n] for n in best_first], {n: point[n]["etas"] for n in names}, opts,
-            seed_for, MAX_PAIRED_EXAMPLES,
-        )  # fmt: skip
         tables = _tables(
             runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead,
-            reps=getattr(unc, "point_reps", None), shared=shared,
+            reps=getattr(unc, "point_reps", None), shared=unc.shared,
         )  # fmt: skip
     roc_rows = _roc_rows(runs, point, colors, fmt, fci, unc, conf)
 
@@ -411,7 +412,7 @@ def build_context(
         # behind the table intervals, the ties and the verdict's unpaired test
         "point_reps": dict(getattr(unc, "point_reps", {}) or {}),
         # runs scored on the same examples: paired replicates behind the tables' ties
-        "shared_replicates": shared,
+        "shared_replicates": unc.shared,
         "adequacy_note": (
             "Brabec et al. (2020) §5: precision at η is only as good as the estimates of TPR "
             f"and FPR at the operating point ({op_rule}). “Relative width” is the half-width of "

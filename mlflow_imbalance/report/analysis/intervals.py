@@ -17,6 +17,7 @@ from mlflow_imbalance.report.analysis._common import (
     FLIP_METRICS,
     _fmt_e,
 )
+from mlflow_imbalance.report.analysis.paired import SharedReplicates
 from mlflow_imbalance.stats.auc import roc_auc_interval
 from mlflow_imbalance.stats.bands import (
     _seed_entropy,
@@ -128,6 +129,9 @@ class _Uncertainty:
         #: table prevalences (the larger of the count-bootstrap and the Bayesian-draw
         #: variance): the verdict's and the tables' unpaired tests use them
         self.point_reps: dict[str, dict[str, tuple[np.ndarray, np.ndarray]]] = {}
+        #: paired replicates of the leading runs scored on the same examples (set by the
+        #: context before the verdict): the verdict's and the tables' paired tests use them
+        self.shared: SharedReplicates | None = None
         self._precision_cache: dict[tuple[float, ...], tuple[float, float]] = {}
 
     def _thinning_text(self) -> str:

@@ -11,8 +11,11 @@ each chosen prevalence η the run that is best by the criterion is recommended, 
 - how sure: a test of the difference to the runner-up -- DeLong for ROC-AUC
   (:func:`mlflow_imbalance.stats.compare.delong_test` when both runs kept their scores on the
   same examples, else :func:`~mlflow_imbalance.stats.compare.delong_test_unpaired`); for AP,
-  PR-AUC, max-F1 and expected cost the paired bootstrap
-  (:func:`~mlflow_imbalance.stats.compare.paired_metric_test`) on shared examples, else a
+  PR-AUC, max-F1 and expected cost, on shared examples a paired bootstrap: the leading runs'
+  shared replicates with the s.d. floored by the runs' own variances less twice their
+  covariance (:mod:`mlflow_imbalance.report.analysis.paired`, the tables' test; level:
+  ``benchmarks/bench_band_coverage.py --verdict-report``), or
+  :func:`~mlflow_imbalance.stats.compare.paired_metric_test` for a pair outside them; else a
   z-test with each run's variance the larger of its count-bootstrap and Bayesian-draw
   variances (level measured by ``benchmarks/bench_band_coverage.py --verdict``);
   a tie says how much more data would make a difference of that size significant;
@@ -126,6 +129,15 @@ def _test(
         if not opts.n_bootstrap:
             return None, None, "not tested: bootstrap off (--bootstrap 0)"
         metric = "min_cost" if key == "cost" else key
+        shared = getattr(unc, "shared", None)
+        reps = getattr(unc, "point_reps", {})
+        if shared is not None and j is not None and a.name in reps and b.name in reps:
+            # the leading runs on shared examples: the tables' paired test, on one resample
+            ea, va = reps[a.name][key]
+            eb, vb = reps[b.name][key]
+            sd = shared.difference_sd(a.name, b.name, key, j, float(va[j]), float(vb[j]))
+            if sd is not None:
+                return _z_result(float(ea[j] - eb[j]), sd, _SHARED_METHOD.format(shared.n_boot))
         if _paired(a, b):
             t = paired_metric_test(
                 metric=metric,
@@ -148,7 +160,26 @@ def _test(
     ea, va = reps[a.name][key]
     eb, vb = reps[b.name][key]
     sd = math.sqrt(float(va[j]) + float(vb[j]))
-    diff = float(ea[j] - eb[j])
+    return _z_result(
+        float(ea[j] - eb[j]),
+        sd,
+        "unpaired (independent test sets): z = difference / sqrt(var_A + var_B), each "
+        "run's variance the larger of its count-bootstrap replicates' and its Bayesian "
+        "draws', two-sided normal",
+    )
+
+
+#: How the verdict's test reads for leading runs scored on the same examples.
+_SHARED_METHOD = (
+    "paired stratified bootstrap of the shared examples ({} replicates, one resample for "
+    "every leading run): z = difference / s.d., the s.d. the larger of the replicates' s.d. of "
+    "the difference and sqrt(var_A + var_B - 2 cov) with each run's own variance (the larger "
+    "of its count-bootstrap and Bayesian-draw variances), two-sided normal"
+)
+
+
+def _z_result(diff: float, sd: float, method: str) -> tuple[float, float, str]:
+    """(z, two-sided normal p, method) of a difference and its s.d."""
     if not (sd > 0):
         return (
             (0.0 if diff == 0 else math.copysign(math.inf, diff)),
@@ -156,16 +187,7 @@ def _test(
             "replicates without spread",
         )
     z = diff / sd
-    p = float(2 * _sps.norm.sf(abs(z)))
-    return (
-        z,
-        p,
-        (
-            "unpaired (independent test sets): z = difference / sqrt(var_A + var_B), each "
-            "run's variance the larger of its count-bootstrap replicates' and its Bayesian "
-            "draws', two-sided normal"
-        ),
-    )
+    return z, float(2 * _sps.norm.sf(abs(z))), method
 
 
 def _more_data(z: float | None, conf: float, a: RocCounts, b: RocCounts, fint: Any) -> str:
