@@ -258,6 +258,20 @@ class _Uncertainty:
         )
         out.append(
             {
+                "what": "Comparing two runs (verdict, ties in the tables)",
+                "how": "z = difference of the exact values / its standard deviation, "
+                "two-sided normal. Runs that kept their scores on the same examples (the "
+                "leading runs): a paired bootstrap, one resample of the shared examples for "
+                "every run, metric and η; the standard deviation is the larger of the "
+                "replicates' and the one from each run's own variance less twice the "
+                "replicates' covariance, so a run with no negative above its top scores keeps "
+                "its long lower tail. Other runs: unpaired, each run's variance the larger of "
+                "its count-bootstrap and Bayesian-draw variances. Both keep false alarms near "
+                "the nominal level with identical models (measured).",
+            }
+        )
+        out.append(
+            {
                 "what": "Coverage figures",
                 "how": "measured by simulation against true curves (binormal and skewed, "
                 "heavily tied score models; positives / negatives = 200 / 20,000, "

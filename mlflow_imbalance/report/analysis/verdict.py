@@ -171,10 +171,9 @@ def _test(
 
 #: How the verdict's test reads for leading runs scored on the same examples.
 _SHARED_METHOD = (
-    "paired stratified bootstrap of the shared examples ({} replicates, one resample for "
-    "every leading run): z = difference / s.d., the s.d. the larger of the replicates' s.d. of "
-    "the difference and sqrt(var_A + var_B - 2 cov) with each run's own variance (the larger "
-    "of its count-bootstrap and Bayesian-draw variances), two-sided normal"
+    "paired stratified bootstrap of the shared examples, {} replicates; z = difference / s.d., "
+    "two-sided normal, the s.d. never below what each run's own uncertainty allows (see "
+    "Methods)"
 )
 
 
