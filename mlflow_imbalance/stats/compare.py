@@ -353,10 +353,9 @@ def _shared_count_replicates(
     resamples the examples of each class once, with replacement and class sizes fixed (n
     uniform draws of example indices per class), and forms every run's counts from them, so
     the runs' correlation is kept in every comparison between them. Each example is binned
-    into its
-    run's compressed threshold cells (the first threshold at or below its score), which gives
-    the compressed counts exactly: the metrics are the same as on all distinct scores, at
-    O(K) instead of O(n) per replicate. Cost O(B * n) per run.
+    into its run's compressed threshold cells (the first threshold at or below its score),
+    which gives the compressed counts exactly: the metrics are the same as on all distinct
+    scores, at O(K) instead of O(n) per replicate. Cost O(B * n) per run.
     """
     y = as_1d_array(y_true, "y_true")
     checked = [check_scores(s, n) for s, n in zip(scores, names, strict=True)]

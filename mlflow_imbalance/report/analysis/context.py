@@ -411,7 +411,8 @@ def build_context(
         # per run and metric: (exact values, draws) at the table's prevalences (test first),
         # behind the table intervals, the ties and the verdict's unpaired test
         "point_reps": dict(getattr(unc, "point_reps", {}) or {}),
-        # runs scored on the same examples: paired replicates behind the tables' ties
+        # runs scored on the same examples: the paired replicates behind the verdict's and
+        # the tables' paired tests
         "shared_replicates": unc.shared,
         "adequacy_note": (
             "Brabec et al. (2020) §5: precision at η is only as good as the estimates of TPR "

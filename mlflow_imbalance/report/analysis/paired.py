@@ -1,9 +1,9 @@
-"""Paired bootstrap replicates for the tables' ties between runs scored on the same examples.
+"""Paired bootstrap replicates for comparing runs scored on the same examples.
 
-Runs that kept their scores on the same examples (the same labels digest and labels) are
-compared in the tables by a paired test (pROC's bootstrap test, as
-:func:`~mlflow_imbalance.stats.compare.paired_metric_test`, the verdict's): z = difference of
-the exact values / s.d. of the difference, two-sided normal. The s.d. comes from the paired
+Leading runs that kept their scores on the same examples (the same labels digest and labels)
+are compared, in the verdict and in the tables' ties, by a paired test (pROC's bootstrap test,
+as :func:`~mlflow_imbalance.stats.compare.paired_metric_test`): z = difference of the exact
+values / s.d. of the difference, two-sided normal. The s.d. comes from the paired
 replicates and is kept at least as large as the runs' own variances (those of the unpaired
 test) less twice the replicates' covariance (:meth:`SharedReplicates.difference_sd`). One
 stratified resample of the shared examples per replicate serves every run of the group at every
