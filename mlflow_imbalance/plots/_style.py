@@ -431,7 +431,7 @@ def _log_axis_with_zero(ax: Any, x_min: float) -> float:
     mid = x_min * 10.0 ** (-_ZERO_DECADES / 2)
     tr = ax.get_xaxis_transform()  # x in data, y in axes fraction
     for f in (10.0**-0.05, 10.0**0.05):
-        # a short white gap in the spine, then two slanted strokes: the usual axis break
+        # two short slanted strokes across the axis line: the usual mark of a break
         ax.plot([mid * f / 1.04, mid * f * 1.04], [-0.018, 0.018], transform=tr,
                 color="#444444", lw=1.0, clip_on=False, zorder=6, gid="axis-break")  # fmt: skip
     return x_zero
