@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import stats as _sps
 
 from mlflow_imbalance.stats.bootstrap import metric_statistic, min_cost_statistic
 from mlflow_imbalance.stats.compare import _shared_count_replicates
@@ -163,28 +162,3 @@ def shared_replicates(
             out.group[name] = gid
             out.reps[name] = {key: np.concatenate(v, axis=0) for key, v in p.items()}
     return out
-
-
-def paired_tie(
-    shared: SharedReplicates | None,
-    a: str,
-    b: str,
-    key: str,
-    j: int,
-    diff: float,
-    conf: float,
-    var_a: float = 0.0,
-    var_b: float = 0.0,
-) -> bool | None:
-    """Tied (no significant difference at level ``1 - conf``) by the paired test, or None.
-
-    z = ``diff`` / :meth:`SharedReplicates.difference_sd`, two-sided normal.
-    """
-    if shared is None:
-        return None
-    sd = shared.difference_sd(a, b, key, j, var_a, var_b)
-    if sd is None or not math.isfinite(diff):
-        return None
-    if not sd > 0:
-        return diff == 0
-    return bool(2 * _sps.norm.sf(abs(diff / sd)) >= 1 - conf)

@@ -12,7 +12,7 @@ from scipy import stats as _sps
 from mlflow_imbalance.report.analysis._common import (
     _rank,
 )
-from mlflow_imbalance.report.analysis.paired import SharedReplicates, paired_tie
+from mlflow_imbalance.report.analysis.paired import SharedReplicates
 
 logger = logging.getLogger(__name__)
 
@@ -48,12 +48,12 @@ def _not_worse(
     Runs scored on the same examples (``shared`` holds paired replicates of both): a paired
     test, z = difference of the exact values / s.d. of the difference from the paired
     replicates, floored by the runs' own variances less twice their covariance
-    (:func:`~mlflow_imbalance.report.analysis.paired.paired_tie`). Otherwise the
-    verdict's unpaired test: z = difference / sqrt(var_a + var_b), each run's variance the
-    larger of its count-bootstrap and Bayesian-draw variances (``reps[run][key] = (exact
-    values, variances)``). Two-sided normal at level ``1 - conf``; the measured levels are in
-    docs/statistics.md. None when either run has no variance there (then the caller falls
-    back to interval overlap).
+    (:meth:`~mlflow_imbalance.report.analysis.paired.SharedReplicates.difference_sd`), as
+    the verdict. Otherwise the verdict's unpaired test: z = difference / sqrt(var_a + var_b),
+    each run's variance the larger of its count-bootstrap and Bayesian-draw variances
+    (``reps[run][key] = (exact values, variances)``). Two-sided normal at level ``1 - conf``;
+    the measured levels are in docs/statistics.md. None when either run has no variance there
+    (then the caller falls back to interval overlap).
     """
     if not reps or a not in reps or b not in reps or key not in reps[a] or key not in reps[b]:
         return None
@@ -62,10 +62,9 @@ def _not_worse(
     if j >= va.size or j >= vb.size:
         return None
     diff = float(ea[j] - eb[j])
-    tied = paired_tie(shared, a, b, key, j, diff, conf, float(va[j]), float(vb[j]))
-    if tied is not None:
-        return tied
-    sd = math.sqrt(float(va[j]) + float(vb[j]))
+    sd = None if shared is None else shared.difference_sd(a, b, key, j, va[j], vb[j])
+    if sd is None:  # not on shared examples: the unpaired test
+        sd = math.sqrt(float(va[j]) + float(vb[j]))
     if not sd > 0:
         return diff == 0
     return bool(2 * _sps.norm.sf(abs(diff / sd)) >= 1 - conf)
