@@ -400,6 +400,18 @@ def _set_log(ax: Any, axis: str = "x") -> None:
 _ZERO_DECADES = 0.6
 
 
+def _zero_position(x_min: float) -> float:
+    """Where x = 0 is drawn on a log axis whose first decade is ``x_min``."""
+    return x_min * 10.0**-_ZERO_DECADES
+
+
+def _decade_ticks(x_min: float, max_ticks: int = 11) -> list[float]:
+    """The decades from ``x_min`` to 1, ascending; every second one past ``max_ticks``."""
+    first = round(math.log10(x_min))
+    step = 1 if 1 - first <= max_ticks else 2
+    return [10.0**e for e in range(0, first - 1, -step)][::-1]
+
+
 def _log_axis_with_zero(ax: Any, x_min: float) -> float:
     """A logarithmic x axis from the decade ``x_min`` to 1 that also shows x = 0.
 
@@ -416,13 +428,11 @@ def _log_axis_with_zero(ax: Any, x_min: float) -> float:
     """
     from matplotlib.ticker import FixedLocator, FuncFormatter
 
-    x_zero = x_min * 10.0**-_ZERO_DECADES
+    x_zero = _zero_position(x_min)
     ax.set_xscale("log")
     ax.set_xlim(x_zero, 1.0)
     first = round(math.log10(x_min))
-    step = 1 if -first <= 10 else 2
-    decades = [10.0**e for e in range(0, first - 1, -step)][::-1]
-    ax.xaxis.set_major_locator(FixedLocator([x_zero, *decades]))
+    ax.xaxis.set_major_locator(FixedLocator([x_zero, *_decade_ticks(x_min)]))
     ax.xaxis.set_major_formatter(
         FuncFormatter(lambda v, pos=None: "0" if v < x_min * 0.99 else _log_tick_label(v))
     )

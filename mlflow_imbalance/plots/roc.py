@@ -27,13 +27,13 @@ from mlflow_imbalance.plots._legend import _legend
 from mlflow_imbalance.plots._style import (
     _LIGHT,
     _LINESTYLES,
-    _ZERO_DECADES,
     _fmt_eta,
     _log_axis_with_zero,
     _log_floor,
     _proxy_line,
     _run_styles,
     _set_title,
+    _zero_position,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -62,22 +62,17 @@ def _log_densify(
     """
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    if x.size < 2:
-        return (x if zero_at is None else np.where(x > 0, x, zero_at)), y
     x0, x1, y0, y1 = x[:-1], x[1:], y[:-1], y[1:]
     lo = np.maximum(x0, x_min * 0.1 if zero_at is None else zero_at)
     idx = np.flatnonzero(x1 > lo * 1.2)
-    if idx.size == 0:
-        return (x if zero_at is None else np.where(x > 0, x, zero_at)), y
-    frac = np.linspace(0.0, 1.0, n + 2)[1:-1]
-    xs = lo[idx, None] * (x1[idx] / lo[idx])[:, None] ** frac
-    ys = y0[idx, None] + (y1 - y0)[idx, None] * (xs - x0[idx, None]) / (x1 - x0)[idx, None]
-    keys = np.concatenate((np.arange(x.size, dtype=np.float64), (idx[:, None] + frac).ravel()))
-    order = np.argsort(keys, kind="stable")
-    out_x = np.concatenate((x, xs.ravel()))[order]
-    if zero_at is not None:
-        out_x = np.where(out_x > 0, out_x, zero_at)
-    return out_x, np.concatenate((y, ys.ravel()))[order]
+    if idx.size:
+        frac = np.linspace(0.0, 1.0, n + 2)[1:-1]
+        xs = lo[idx, None] * (x1[idx] / lo[idx])[:, None] ** frac
+        ys = y0[idx, None] + (y1 - y0)[idx, None] * (xs - x0[idx, None]) / (x1 - x0)[idx, None]
+        keys = np.concatenate((np.arange(x.size, dtype=np.float64), (idx[:, None] + frac).ravel()))
+        order = np.argsort(keys, kind="stable")
+        x, y = np.concatenate((x, xs.ravel()))[order], np.concatenate((y, ys.ravel()))[order]
+    return (x if zero_at is None else np.where(x > 0, x, zero_at)), y
 
 
 def _parse_slopes(iso_slopes: Any) -> list[tuple[float, str]]:
@@ -239,7 +234,7 @@ class RocDisplay(Display):
         styles = _run_styles(names)
         roc = {n: (self.fpr[n], self.tpr[n], None) for n in names}
         x_min = _log_floor([float(np.min(f[f > 0])) for f, _, _ in roc.values() if np.any(f > 0)])
-        x_zero = x_min * 10.0**-_ZERO_DECADES  # where FPR = 0 is drawn on the log axis
+        x_zero = _zero_position(x_min)  # where FPR = 0 is drawn on the log axis
 
         def draw(ax: Any) -> None:
             extra = _draw_bands(ax, band_map, styles)

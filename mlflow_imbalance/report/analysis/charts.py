@@ -314,10 +314,10 @@ def roc_log_axis(fprs: Sequence[np.ndarray]) -> tuple[float, float]:
     a break, with the tick label "0" -- as in the run's preview figure
     (:func:`mlflow_imbalance.plots._style._log_axis_with_zero`).
     """
-    from mlflow_imbalance.plots._style import _ZERO_DECADES, _log_floor
+    from mlflow_imbalance.plots._style import _log_floor, _zero_position
 
     x_min = _log_floor([float(np.min(f[f > 0])) for f in fprs if np.any(f > 0)])
-    return x_min * 10.0**-_ZERO_DECADES, x_min
+    return _zero_position(x_min), x_min
 
 
 def _roc_x_axis(roc_axis: tuple[float, float] | None) -> dict[str, Any]:
@@ -325,10 +325,10 @@ def _roc_x_axis(roc_axis: tuple[float, float] | None) -> dict[str, Any]:
     x: dict[str, Any] = {"type": "quantitative", "title": "false-positive rate (log)"}
     if roc_axis is None:
         return {**x, "scale": {"type": "log"}}
+    from mlflow_imbalance.plots._style import _decade_ticks
+
     x_zero, x_min = roc_axis
-    first = round(math.log10(x_min))
-    step = 1 if -first <= 8 else 2
-    decades = [10.0**e for e in range(0, first - 1, -step)][::-1]
+    decades = _decade_ticks(x_min, max_ticks=9)
     label = f"datum.value < {x_min * 0.99!r} ? '0' : format(datum.value, '~g')"
     return {
         **x,
