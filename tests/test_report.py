@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -646,6 +647,10 @@ def test_verdict_by_primary_metric_names_disagreeing_metrics():
     )
     assert rep2.verdict[0].run == max(auc, key=auc.get)
     assert rep2.verdict[0].p_value is not None  # DeLong needs no bootstrap
+    # the criterion's name keeps its capitals where the verdict opens with it (not "Ap:")
+    for r, label in ((rep, "AP"), (rep2, "ROC-AUC")):
+        why = re.findall(r'<p class="verdict-why">([^<]*)', r.html)
+        assert why and why[0].startswith(f"{label}: "), why
     with pytest.raises(ValueError, match="primary_metric"):
         build_report(counts, primary_metric="accuracy")
 
