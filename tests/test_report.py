@@ -130,9 +130,10 @@ def test_structure_self_contained(basic):
         for k in ("verdict", "live", "tables", "flips", "charts", "adequacy", "runs", "methods")
     ]
     assert order == sorted(order)
-    # every chart is present: PR at eta (live), criterion against eta, ROC
+    # every chart is present: PR at eta and the criterion against eta (live), ROC and, without
+    # costs, max-F1 against eta beside it
     charts = [a["id"] for t, a in p.tags if t == "div" and "vega" in a.get("class", "")]
-    assert {"chart-pr", "chart-roc", "chart-sweep-ap"} <= set(charts)
+    assert {"chart-pr", "chart-roc", "chart-sweep-ap", "chart-sweep-max_f1"} <= set(charts)
     assert set(charts) == set(rep.context["specs"])
     assert "@media print" in html and "overflow-x: auto" in html
     assert rep.path is None and "Report(" in repr(rep)
@@ -183,7 +184,9 @@ def test_flip_warning_present_for_flipping_pair():
     db = metrics.average_precision(a, eta * 2) - metrics.average_precision(b, eta * 2)
     assert da < 0 < db  # independent check of the sign change around eta*
     html = rep.html
-    assert "The winner depends on the prevalence." in html
+    # no bootstrap: the flip is not tested, so the callout may not claim "0 significant"
+    assert "The winner may depend on the prevalence." in html
+    assert "(not tested for significance)" in html and "0 significant" not in html
     assert 'class="flip"' in html
     assert ap["changes_winner_at"] == ["1e-4"]  # B wins at 1e-4, A at the test prevalence
 
@@ -202,6 +205,44 @@ def test_unpaired_flip_test_uses_count_bootstrap_replicates():
     assert f"unpaired bootstrap (conservative), {FLIP_BOOTSTRAP} replicates" in ap["significance"]
     assert "count-bootstrap replicates" in ap["significance"]
     assert ap["significant"]
+    assert "The winner depends on the prevalence." in rep.html  # a significant flip alarms
+    assert ap["changes_winner_at"] and '<span class="badge danger">at η = 1e-4' in rep.html
+
+
+def test_flip_callout_follows_the_flips_significance():
+    """The callout for flips between the test and chosen prevalences: alarming when one is
+    significant or untested, a caution when every one was tested and none is significant."""
+    from mlflow_imbalance.report.analysis.context import _major_flip_warning
+
+    def flips(*sig):
+        return [{"significant": s} for s in sig]
+
+    w = _major_flip_warning(flips(True, False, None), 0.95)
+    assert w["level"] == "danger" and "(1 significant at 95%)" in w["text"]
+    w = _major_flip_warning(flips(None, False), 0.95)
+    assert w["level"] == "danger" and "may depend" in w["title"]
+    assert "1 not tested" in w["text"] and "none of the 1 tested" in w["text"]
+    w = _major_flip_warning(flips(False, False), 0.95)
+    assert w["level"] == "warning" and "none significant at 95%" in w["text"]
+    assert "does not carry over" not in w["text"]
+    # the table's "changes the verdict" badge: amber for a flip within noise
+    from mlflow_imbalance.report.render import _environment
+
+    row = _environment().get_template("_flip_row.html.j2")
+    base = {
+        "a": "A",
+        "b": "B",
+        "major": True,
+        "changes_winner_at": ["1e-4"],
+        "metric": "AP",
+        "eta": "1e-3",
+        "eta_ci": "",
+        "low_winner": "A",
+        "significance": "",
+    }
+    for sig, cls in ((True, "danger"), (None, "danger"), (False, "warn")):
+        html = row.render(f={**base, "significant": sig})
+        assert f'<span class="badge {cls}">at η = 1e-4</span>' in html, html
 
 
 def test_no_flip_for_dominating_pair():
@@ -872,3 +913,37 @@ def test_shared_replicates_group_runs_by_their_examples_within_the_work_bound():
     assert shared_replicates(runs, etas, opts, seed_for, 10**6, max_work=50 * 3000).group == {}
     # test sets above the size limit are not resampled
     assert shared_replicates(runs, etas, opts, seed_for, 2999).group == {}
+
+
+def test_adequacy_rows_follow_the_operating_point(basic, runs):
+    """Sample-size adequacy (Brabec §5) at each run's operating point (the max-F1 threshold at
+    η without costs): the false positives named, the precision, its Koopman relative half-width
+    and the verdict "too small" (above 10 %) recomputed from the raw scores with scikit-learn's
+    PR curve (negatives reweighted to η) and the public interval function."""
+    from sklearn.metrics import precision_recall_curve
+
+    from mlflow_imbalance import uncertainty
+
+    _, rep = basic
+    rows = rep.context["adequacy"]
+    assert {(r["run"], r["eta"]) for r in rows} == {
+        (k, e) for k in runs for e in ("0.001", f"{runs[k][0].mean():.3g} (test)")
+    }
+    assert any(not r["ok"] for r in rows)  # the text of a "too small" row is checked
+    for row in rows:
+        y, s = runs[row["run"]]
+        eta = float(row["eta"].split()[0])
+        w = np.where(y, 1.0, (1 - eta) / eta * y.sum() / (~y).sum())
+        p, r, thr = precision_recall_curve(y, s, sample_weight=w)
+        f1 = np.where(p + r > 0, 2 * p * r / np.maximum(p + r, 1e-300), 0.0)[:-1]
+        t = thr[int(np.argmax(f1))]
+        tp, fp = int(np.sum(y & (s >= t))), int(np.sum(~y & (s >= t)))
+        tpr, fpr = tp / y.sum(), fp / (~y).sum()
+        prec = eta * tpr / (eta * tpr + (1 - eta) * fpr)
+        assert row["precision"] == _fmt(prec, 3), (row, prec)
+        lo, hi = uncertainty.precision_interval(tp, fp, int(y.sum()), int((~y).sum()), eta)
+        rel = (hi - lo) / 2 / prec
+        assert row["rel_width"] == f"±{rel:.1%}", (row, rel)
+        assert row["ok"] == (rel <= 0.1)
+        if not row["ok"]:
+            assert row["text"] == f"{fp} false positive{'' if fp == 1 else 's'} at this point"

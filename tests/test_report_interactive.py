@@ -450,3 +450,49 @@ def test_roc_chart_draws_fpr_zero_on_its_own_tick(report, tmp_path: Path) -> Non
             assert max(r["y"] for r in zero) == pytest.approx(tpr[fpr == 0].max(), abs=1e-6)
             # every other point sits at its own FPR, right of the break
             assert all(r["x"] == r["fpr"] > lo for r in mine if r["fpr"] > 0)
+
+
+def _max_f1_at(y: np.ndarray, s: np.ndarray, eta: float) -> float:
+    """max-F1 at prevalence ``eta``: scikit-learn's PR curve with negatives reweighted."""
+    from sklearn.metrics import precision_recall_curve
+
+    w = np.where(y, 1.0, (1 - eta) / eta * y.sum() / (~y).sum())
+    p, r, _ = precision_recall_curve(y, s, sample_weight=w)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
+    return float(f1.max())
+
+
+def test_report_without_costs_sets_max_f1_beside_the_roc_chart(tmp_path: Path) -> None:
+    """With AP as the criterion (no costs) the live section holds the PR and AP-against-η charts
+    and the "Curves" section the ROC chart beside max-F1 against η (not the ROC chart alone on
+    half the width): both drawn, side by side, and the max-F1 curve's points equal
+    scikit-learn's max-F1 with the negatives reweighted to that η (3 significant digits)."""
+    y, runs = _scores()
+    counts = {k: mi.RocCounts.from_scores(y, s) for k, s in runs.items()}
+    rep = mi.build_report(counts, prevalences=[1e-3], n_bootstrap=60, progress=False)
+    path = rep.save(tmp_path / "report.html")
+    with Chromium(tmp_path, width=1400, height=900) as page:
+        page.open(path)
+        page.wait("mlflowImbalance.views['chart-sweep-max_f1'] !== undefined")
+        layout = json.loads(
+            page.eval(
+                "JSON.stringify(Object.fromEntries([...document.querySelectorAll('.vega')].map("
+                "e => [e.id, [e.closest('section').id, Math.round(e.getBoundingClientRect().top),"
+                " Math.round(e.getBoundingClientRect().left), e.querySelectorAll("
+                "'svg path').length]])))"
+            )
+        )
+        rows = _view_rows(page, "chart-sweep-max_f1", "sweep_max_f1")
+        errors = page.errors()
+    assert not errors, errors[:3]
+    assert set(layout) == {"chart-pr", "chart-sweep-ap", "chart-roc", "chart-sweep-max_f1"}
+    assert layout["chart-sweep-ap"][0] == layout["chart-pr"][0] == "live"
+    roc, mf1 = layout["chart-roc"], layout["chart-sweep-max_f1"]
+    assert roc[0] == mf1[0] == "charts" and roc[1] == mf1[1] and roc[2] < mf1[2], layout
+    assert all(v[3] > 10 for v in layout.values()), layout
+    for run, s in runs.items():
+        mine = [r for r in rows if r["run"] == run]
+        assert len(mine) > 20, run
+        for r in mine[:: max(1, len(mine) // 12)]:
+            assert _same_3sig(r["y"], _max_f1_at(y, s, r["x"])), (run, r)

@@ -244,18 +244,7 @@ def build_context(
     # ------------------------------------------------------------ warnings (first in report)
     major = [f for f in flips if f["major"]]
     if major:
-        sig = sum(1 for f in major if f["significant"])
-        warnings.append(
-            {
-                "level": "danger",
-                "title": "The winner depends on the prevalence.",
-                "text": (
-                    f"{len(major)} ranking flip(s) lie between the test prevalence and the "
-                    f"chosen deployment prevalence(s) ({sig} significant at {conf:.0%}); the "
-                    "ranking at the test prevalence does not carry over. See “Ranking flips”."
-                ),
-            }
-        )
+        warnings.append(_major_flip_warning(major, conf))
     elif flips:
         warnings.append(
             {
@@ -556,3 +545,47 @@ def _digest_groups(runs: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------- table
+
+
+def _major_flip_warning(major: list[dict[str, Any]], conf: float) -> dict[str, str]:
+    """The callout for flips between the test prevalence and a chosen one.
+
+    Alarming ("danger") when a flip there is significant, or when none was tested (no
+    bootstrap, weighted counts, beyond the budget); a caution when every one was tested and
+    none is significant: the estimates cross, but the test sets cannot tell whether the order
+    really changes.
+    """
+    n = len(major)
+    sig = sum(1 for f in major if f["significant"])
+    untested = sum(1 for f in major if f["significant"] is None)
+    where = (
+        f"{n} ranking flip(s) lie between the test prevalence and the chosen deployment "
+        "prevalence(s)"
+    )
+    if sig:
+        return {
+            "level": "danger",
+            "title": "The winner depends on the prevalence.",
+            "text": f"{where} ({sig} significant at {conf:.0%}); the ranking at the test "
+            "prevalence does not carry over. See “Ranking flips”.",
+        }
+    if untested:
+        how = (
+            "not tested for significance"
+            if untested == n
+            else f"{untested} not tested for significance; none of the {n - untested} tested "
+            "is significant"
+        )
+        return {
+            "level": "danger",
+            "title": "The winner may depend on the prevalence.",
+            "text": f"{where} ({how}); do not carry "
+            "the ranking at the test prevalence over. See “Ranking flips”.",
+        }
+    return {
+        "level": "warning",
+        "title": "Rankings cross between the test and deployment prevalences.",
+        "text": f"{where}, none significant at {conf:.0%}: the estimates change order, but "
+        "these test sets cannot tell whether the runs really do. Rank them at the deployment "
+        "prevalence (the verdict above), not at the test prevalence. See “Ranking flips”.",
+    }
