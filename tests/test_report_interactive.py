@@ -484,6 +484,13 @@ def test_report_without_costs_sets_max_f1_beside_the_roc_chart(tmp_path: Path) -
             )
         )
         rows = _view_rows(page, "chart-sweep-max_f1", "sweep_max_f1")
+        selects = json.loads(
+            page.eval(
+                "JSON.stringify([...document.querySelectorAll('select.bands')].map(s => "
+                "[s.value, [...s.options].map(o => o.value)]))"
+            )
+        )
+        bands = _bands_drawn(page, tuple(layout))
         errors = page.errors()
     assert not errors, errors[:3]
     assert set(layout) == {"chart-pr", "chart-sweep-ap", "chart-roc", "chart-sweep-max_f1"}
@@ -491,8 +498,72 @@ def test_report_without_costs_sets_max_f1_beside_the_roc_chart(tmp_path: Path) -
     roc, mf1 = layout["chart-roc"], layout["chart-sweep-max_f1"]
     assert roc[0] == mf1[0] == "charts" and roc[1] == mf1[1] and roc[2] < mf1[2], layout
     assert all(v[3] > 10 for v in layout.values()), layout
+    # three runs: every band is drawn, and the bands control offers all or none
+    assert selects == [["all", ["all", "none"]]] * 2, selects
+    assert all(b == set(runs) for b in bands.values()), bands
     for run, s in runs.items():
         mine = [r for r in rows if r["run"] == run]
         assert len(mine) > 20, run
         for r in mine[:: max(1, len(mine) // 12)]:
             assert _same_3sig(r["y"], _max_f1_at(y, s, r["x"])), (run, r)
+
+
+def _bands_drawn(page: Chromium, charts: tuple[str, ...]) -> dict[str, set[str]]:
+    """Per chart, the runs whose band is drawn (fill visible)."""
+    return {c: {n for n, o in _state(page, c)["bands"].items() if o > 0} for c in charts}
+
+
+def test_bands_of_the_leading_runs_only_when_many_are_drawn(tmp_path: Path) -> None:
+    """Overlapping bands of many runs read as one: with more than BAND_RUNS runs charted only
+    the leading ones (best AP at the chosen η first) have their bands drawn at first, and the
+    "Bands" control of either group (kept in step) shows every run's bands or none. Lines
+    are untouched. With no more runs than that, every band shows and there is no such option."""
+    from sklearn.metrics import average_precision_score
+
+    from mlflow_imbalance.report.analysis.charts import BAND_RUNS
+
+    y, runs = _scores()
+    rng = np.random.default_rng(5)
+    runs = {**runs, **{f"noisy {k}": rng.normal(size=y.size) + k * 0.4 * y for k in (1, 2)}}
+    assert len(runs) > BAND_RUNS
+    counts = {k: mi.RocCounts.from_scores(y, s) for k, s in runs.items()}
+    eta = 1e-2
+    rep = mi.build_report(counts, prevalences=[eta], n_bootstrap=60, progress=False)
+    w = np.where(y, 1.0, (1 - eta) / eta * y.sum() / (~y).sum())
+    ap = {k: average_precision_score(y, s, sample_weight=w) for k, s in runs.items()}
+    leading = set(sorted(ap, key=ap.get, reverse=True)[:BAND_RUNS])
+    charts = ("chart-pr", "chart-roc", "chart-sweep-ap", "chart-sweep-max_f1")
+    path = rep.save(tmp_path / "report.html")
+    with Chromium(tmp_path, width=1400, height=900) as page:
+        page.open(path)
+        page.wait(f"Object.keys(mlflowImbalance.views).length === {len(charts)}")
+        first = _bands_drawn(page, charts)
+        selects = json.loads(
+            page.eval(
+                "JSON.stringify([...document.querySelectorAll('select.bands')].map(s => "
+                "[s.value, [...s.options].map(o => o.value)]))"
+            )
+        )
+        seen = {}
+        for mode in ("all", "none", "lead"):
+            page.eval(
+                "(() => { const s = document.querySelectorAll('select.bands')[1]; "
+                f"s.value = '{mode}'; s.dispatchEvent(new Event('change')); }})()"
+            )
+            page.wait(
+                "mlflowImbalance.nobands().length === "
+                + str({"all": 0, "none": len(runs), "lead": len(runs) - BAND_RUNS}[mode])
+            )
+            time.sleep(0.3)
+            values = page.eval("[...document.querySelectorAll('select.bands')].map(s => s.value)")
+            seen[mode] = (_bands_drawn(page, charts), values, _state(page, "chart-pr")["lines"])
+        errors = page.errors()
+    assert not errors, errors[:3]
+    assert selects == [["lead", ["all", "lead", "none"]]] * 2, selects
+    assert all(first[c] == leading for c in charts), (first, leading)
+    assert all(seen["all"][0][c] == set(runs) for c in charts), seen["all"][0]
+    assert all(seen["none"][0][c] == set() for c in charts), seen["none"][0]
+    assert all(seen["lead"][0][c] == leading for c in charts), seen["lead"][0]
+    for mode, (_, values, lines) in seen.items():
+        assert values == [mode, mode], (mode, values)  # both groups' controls in step
+        assert all(v == 1 for v in lines.values()), (mode, lines)

@@ -36,6 +36,9 @@ logger = logging.getLogger(__name__)
 DRAW_POINTS = 250
 #: Runs drawn in the charts and listed first in the tables (the rest one click away).
 MAX_LEAD = 10
+#: Runs whose bands are drawn at first when more are charted (the best by the criterion at
+#: the chosen prevalences, round-robin); the page's "Bands" control shows all or none.
+BAND_RUNS = 3
 #: Recall grid of the PR bands embedded in the page.
 PR_BAND_RECALL = np.linspace(0.01, 1.0, 100)
 _SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
@@ -197,9 +200,14 @@ _RUN_TOOLTIP = {
 # hidden in one legend is hidden in all charts); Vega-Lite's legend-bound selection is not used
 # because it fades the legend entries that are *not* clicked and is local to one chart.
 _HIDDEN = "indexof(hidden, datum.run) >= 0"
-_PARAMS = [{"name": "hidden", "value": []}]
+# ``nobands``: the runs whose bands the reader turned off (the "Bands" control; by default the
+# bands of all but BAND_RUNS leading runs when more are drawn: overlapping bands read as one).
+_PARAMS = [{"name": "hidden", "value": []}, {"name": "nobands", "value": []}]
 _OPACITY = {"condition": {"test": _HIDDEN, "value": 0.05}, "value": 1}
-_BAND_OPACITY = {"condition": {"test": _HIDDEN, "value": 0.0}, "value": 0.13}
+_BAND_OPACITY = {
+    "condition": {"test": _HIDDEN + " || indexof(nobands, datum.run) >= 0", "value": 0.0},
+    "value": 0.13,
+}
 #: Hidden runs give no tooltips and do not capture the nearest-point hover.
 _SHOWN_ONLY = [{"filter": "indexof(hidden, datum.run) < 0"}]
 # Legend entries are clickable (``interactive``; the page listens for clicks on them) and a

@@ -21,7 +21,7 @@ from mlflow_imbalance.report.analysis._common import (
     _f1_box,
     _Timer,
 )
-from mlflow_imbalance.report.analysis.charts import MAX_LEAD, payload, specs
+from mlflow_imbalance.report.analysis.charts import BAND_RUNS, MAX_LEAD, payload, specs
 from mlflow_imbalance.report.analysis.flips import (
     _flips,
 )
@@ -227,6 +227,8 @@ def build_context(
             runs, lead, colors, point, grid, unc, opts, criterion, chosen,
             list(test_prev.values()), flips, links,
         )  # fmt: skip
+        # the runs whose bands are drawn at first: the best few when more are charted
+        data["band_runs"] = _leading(lead, v_orders, BAND_RUNS)
         chart_specs = specs(
             lead, colors, criterion, "", (float(grid[0]), float(grid[-1])),
             bool(opts.n_bootstrap), cost_rule, tuple(data["roc_axis"]),
@@ -447,19 +449,26 @@ def one_blas_thread() -> Any:
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def _leading(names: Sequence[str], orders: Mapping[float, Sequence[str]]) -> list[str]:
-    """The runs drawn and listed first: round-robin over each verdict η's order, ≤ MAX_LEAD."""
-    if len(names) <= MAX_LEAD:
+def _leading(
+    names: Sequence[str], orders: Mapping[float, Sequence[str]], limit: int = MAX_LEAD
+) -> list[str]:
+    """The runs drawn and listed first: round-robin over each verdict η's order, ≤ ``limit``.
+
+    All of ``names`` (in their order) when they are no more than ``limit``; otherwise only
+    runs of ``names`` are taken from the orders.
+    """
+    if len(names) <= limit:
         return list(names)
+    allowed = set(names)
     out: list[str] = []
-    lists = list(orders.values())
+    lists = [[n for n in order if n in allowed] for order in orders.values()]
     k = 0
-    while len(out) < MAX_LEAD and k < len(names):
+    while len(out) < limit and k < len(names):
         for order in lists:
-            if k < len(order) and order[k] not in out and len(out) < MAX_LEAD:
+            if k < len(order) and order[k] not in out and len(out) < limit:
                 out.append(order[k])
         k += 1
-    return out
+    return out or list(names[:limit])
 
 
 def _changes_winner(f, verdicts, chosen, test_prev, feta) -> list[str]:
