@@ -659,6 +659,12 @@ def test_verdict_is_the_lowest_expected_cost_and_is_data():
         assert v.caught == pytest.approx(v.per * eta * tpr)
         assert v.precision_low <= v.precision <= v.precision_high
         assert v.recall_low <= v.recall <= v.recall_high
+        # the printed verdict carries the intervals too (a precision of 1 read alone misleads)
+        p_ci = f"[{_fmt(v.precision_low, 3)}, {_fmt(v.precision_high, 3)}]"
+        r_ci = f"[{_fmt(v.recall_low, 3)}, {_fmt(v.recall_high, 3)}]"
+        assert f"precision {_fmt(v.precision, 3)} {p_ci}, recall {_fmt(v.recall, 3)} {r_ci}." in (
+            v.text
+        ), v.text
         assert v.runner_up is not None and v.p_value is not None
         assert v.significant == (v.p_value < 0.05)
         assert (v.more_data != "") == (not v.significant)

@@ -336,15 +336,23 @@ def build_verdicts(
                     fmt,
                     feta,
                     fint,
+                    cis=(_ci(p_lo, p_hi, fmt), _ci(r_lo, r_hi, fmt)),
                 ),
             )
         )
     return out, orders
 
 
+def _ci(lo: Any, hi: Any, fmt: Any) -> str:
+    """`` [lo, hi]`` (3 significant digits), or "" when there is no interval."""
+    if lo is None or hi is None or not (math.isfinite(float(lo)) and math.isfinite(float(hi))):
+        return ""
+    return f" [{fmt(lo, 3)}, {fmt(hi, 3)}]"
+
+
 def _sentence(
     eta, best, key, label, vals, thr, prec, tpr, per, alerts, caught, runner, p, sig, more,
-    disagree, opts, fmt, feta, fint,
+    disagree, opts, fmt, feta, fint, cis=("", ""),
 ) -> str:  # fmt: skip
     how = (
         f"lowest expected cost, {fmt(vals[best]['cost'] * per, 3)} per {fint(per)} cases "
@@ -359,7 +367,7 @@ def _sentence(
     text = (
         f"At η = {feta(eta)}: ship {best} at {deploy} ({how}). Per {fint(per)} cases: "
         f"{count(alerts, fint)} alerts, {count(caught, fint)} of {count(per * eta, fint)}"
-        f" positives caught; precision {fmt(prec, 3)}, recall {fmt(tpr, 3)}."
+        f" positives caught; precision {fmt(prec, 3)}{cis[0]}, recall {fmt(tpr, 3)}{cis[1]}."
     )
     if runner is None:
         return text
