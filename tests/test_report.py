@@ -952,4 +952,8 @@ def test_adequacy_rows_follow_the_operating_point(basic, runs):
         assert row["rel_width"] == f"±{rel:.1%}", (row, rel)
         assert row["ok"] == (rel <= 0.1)
         if not row["ok"]:
-            assert row["text"] == f"{fp} false positive{'' if fp == 1 else 's'} at this point"
+            n_neg = int((~y).sum())
+            assert row["text"] == (
+                f"precision rests on {fp} false positive{'' if fp == 1 else 's'} "
+                f"among {n_neg:,} negatives"
+            )
