@@ -321,6 +321,30 @@ def test_card_and_figures(tracking_uri, tmp_path: Path):
         assert f"[{_fmt(lo, 3)}, {_fmt(hi, 3)}]" in card
     assert "DeLong" in card and "count bootstrap" in card and "seed 0" in card
     assert _fmt(h["operating_point"]["threshold"]) in card
+    # the methods table names each interval's own method (TPR at a budget is not max-F1's)
+    assert h["methods"]["tpr_at_fpr"] == "clopper-pearson 95%"
+    assert all(b["tpr"]["method"] == "clopper-pearson 95%" for b in h["tpr_at_fpr"])
+    assert "(max-F1)" in h["methods"]["precision_at_max_f1, recall_at_max_f1"]
+    assert "(lowest expected cost)" in h["methods"]["min_cost precision, recall"]
+    # at the lowest-cost threshold: precision and recall with bounds valid after the choice,
+    # in the summary and in the card's sentence; the point itself from scikit-learn's ROC
+    for row in h["at_prevalence"]:
+        eta, mc = row["prevalence"], row["min_cost"]
+        fpr, tpr, thr = roc_curve(y, s, drop_intermediate=False)
+        cost = (1 - eta) * 1 * fpr + eta * 20 * (1 - tpr)
+        i = int(np.flatnonzero(cost == cost.min())[0])
+        assert mc["threshold"] == pytest.approx(thr[i]) and mc["recall"]["value"] == tpr[i]
+        prec = eta * tpr[i] / (eta * tpr[i] + (1 - eta) * fpr[i])
+        assert mc["precision"]["value"] == pytest.approx(prec, rel=1e-12)
+        for key in ("precision", "recall"):
+            lo, hi = mc[key]["interval"]
+            assert lo <= mc[key]["value"] <= hi and "lowest expected cost" in mc[key]["method"]
+        p, r = mc["precision"], mc["recall"]
+        assert (
+            f"precision {_fmt(p['value'], 3)} [{_fmt(p['interval'][0], 3)}, "
+            f"{_fmt(p['interval'][1], 3)}], recall {_fmt(r['value'], 3)} "
+            f"[{_fmt(r['interval'][0], 3)}, {_fmt(r['interval'][1], 3)}]."
+        ) in card
     for key in res.summary["figures"].values():
         assert (Path(local) / key).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     summary = json.loads((Path(local) / "summary.json").read_text())

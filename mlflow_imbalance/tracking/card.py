@@ -160,6 +160,7 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
         if costs and row.get("min_cost"):
             mc = row["min_cost"]
             thr, tpr, fpr = mc["threshold"], mc["tpr"], mc["fpr"]
+            cis = (_ci(mc.get("precision")), _ci(mc.get("recall")))
             rule = (
                 f"lowest expected cost with C_FP = {_fmt(costs['fp'])}, "
                 f"C_FN = {_fmt(costs['fn'])}: normalised cost "
@@ -171,6 +172,7 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
             # FPR from precision = ηTPR / (ηTPR + (1−η)FPR)
             fpr = eta * tpr * (1 - prec) / (prec * (1 - eta)) if prec > 0 else 0.0
             rule = f"highest F1, {_fmt(row['max_f1']['value'], 3)}"
+            cis = (_ci(row["precision_at_max_f1"]), _ci(row["recall_at_max_f1"]))
         caught = per * eta * tpr
         alerts = caught + per * (1 - eta) * fpr
         where = "the test prevalence" if row["is_test_prevalence"] else "deployment"
@@ -184,7 +186,15 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
         out.append(
             f"At η = {_eta_text(eta)} ({where}): threshold {_fmt(thr, 4)} ({rule}). "
             f"Per {per:,} cases: {_count(alerts)} alerts, {_count(caught)} of "
-            f"{_count(per * eta)} positives caught; precision {_fmt(precision, 3)}, "
-            f"recall {_fmt(tpr, 3)}."
+            f"{_count(per * eta)} positives caught; precision {_fmt(precision, 3)}{cis[0]}, "
+            f"recall {_fmt(tpr, 3)}{cis[1]}."
         )
     return out
+
+
+def _ci(point: dict[str, Any] | None) -> str:
+    """`` [lo, hi]`` of a summary number's interval (3 significant digits), or ""."""
+    iv = (point or {}).get("interval")
+    if not iv:
+        return ""
+    return f" [{_fmt(iv[0], 3)}, {_fmt(iv[1], 3)}]"

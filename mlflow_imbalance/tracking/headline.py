@@ -20,6 +20,7 @@ tags and the order of steps are :mod:`mlflow_imbalance.tracking.keys`'s job.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_N_BOOTSTRAP",
     "FPR_BUDGETS",
     "MIN_N_BOOTSTRAP",
+    "RATE_METHOD",
     "SWEEP_POINTS",
     "WEIGHTED_METHOD",
 ]
@@ -61,6 +63,10 @@ BOOTSTRAP_POINTS = 80
 WEIGHTED_METHOD = "point estimate only (weighted)"
 
 
+#: The interval of TPR at an FPR budget.
+RATE_METHOD = "clopper-pearson 95%"
+
+
 def _point(value: float, interval: Any, method: str | None) -> dict:
     return {
         "value": float(value),
@@ -73,13 +79,13 @@ def _rate_ci(unc: Any, k: float, n: float, weighted: bool) -> tuple[Any, str | N
     if weighted:
         return None, WEIGHTED_METHOD
     lo, hi = unc.rate_interval(int(k), int(n), confidence=CONFIDENCE, method="clopper-pearson")
-    return (float(lo), float(hi)), "clopper-pearson 95%"
+    return (float(lo), float(hi)), RATE_METHOD
 
 
-def _selected_ci(c: RocCounts, k: int, eta: float) -> tuple[Any, Any, str]:
-    """Precision and recall intervals at the max-F1 point, valid although it was chosen here.
+def _selected_ci(c: RocCounts, k: int, eta: float, rule: str = "max-F1") -> tuple[Any, Any, str]:
+    """Precision and recall intervals at a point chosen here (max-F1 or lowest cost), valid.
 
-    The max-F1 threshold is picked on these counts, so a pointwise interval there under-covers
+    The threshold is picked on these counts, so a pointwise interval there under-covers
     (Koopman: 0.85 at P = 100); :func:`mlflow_imbalance.stats.decision.selected_point_interval`
     gives bounds that hold at every threshold at once.
     """
@@ -91,7 +97,7 @@ def _selected_ci(c: RocCounts, k: int, eta: float) -> tuple[Any, Any, str]:
     return (
         (sp.precision_low, sp.precision_high),
         (sp.recall_low, sp.recall_high),
-        "threshold chosen on this test set (max-F1): " + sp.method,
+        f"threshold chosen on this test set ({rule}): " + sp.method,
     )
 
 
@@ -197,6 +203,13 @@ def _headline(
                 "tpr": float(op.tpr),
                 "fpr": float(op.fpr),
             }
+            if math.isfinite(float(op.threshold)):
+                # precision and recall there, with bounds valid after the choice (as max-F1's)
+                k_op = int(np.searchsorted(-c.thresholds, -float(op.threshold)))
+                p_op = float(np.atleast_1d(m.precision(c, eta))[k_op])
+                pc, rc, how = _selected_ci(c, k_op, eta, "lowest expected cost")
+                row["min_cost"]["precision"] = _point(p_op, pc, how)
+                row["min_cost"]["recall"] = _point(float(c.tpr[k_op]), rc, how)
         rows.append(row)
     headline["at_prevalence"] = rows
     if boot_info is not None:
@@ -206,9 +219,11 @@ def _headline(
     headline["methods"] = {
         "roc_auc": auc_method,
         "ap, pr_auc, max_f1": boot_method,
-        "precision_at_max_f1": rows[0]["precision_at_max_f1"]["method"],
-        "recall_at_max_f1, tpr_at_fpr": rows[0]["recall_at_max_f1"]["method"],
+        "precision_at_max_f1, recall_at_max_f1": rows[0]["precision_at_max_f1"]["method"],
     }
+    op_cost = next((r["min_cost"] for r in rows if "precision" in r.get("min_cost", {})), None)
+    if op_cost is not None:
+        headline["methods"]["min_cost precision, recall"] = op_cost["precision"]["method"]
     headline["intervals"] = (
         f"{CONFIDENCE:.0%} intervals: ROC-AUC {auc_method}; AP, PR-AUC, max-F1 {boot_method}"
         if not c.weighted
@@ -231,6 +246,9 @@ def _headline(
             }
         )
     headline["tpr_at_fpr"] = budgets
+    # the budget fixes the threshold from the negatives alone, so given it the positives
+    # above are binomial: Clopper-Pearson holds conditionally (not a selection among thresholds)
+    headline["methods"]["tpr_at_fpr"] = WEIGHTED_METHOD if c.weighted else RATE_METHOD
 
     # The fixed operating point of sweep/precision and sweep/f1: the max-F1 threshold at the
     # test prevalence (row 0). Its TPR and FPR do not depend on η; precision and F1 do.
