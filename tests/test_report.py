@@ -957,3 +957,41 @@ def test_adequacy_rows_follow_the_operating_point(basic, runs):
                 f"precision rests on {fp} false positive{'' if fp == 1 else 's'} "
                 f"among {n_neg:,} negatives"
             )
+
+
+def test_verdict_intervals_hold_after_the_threshold_choice_and_match_the_card(tracking_uri):
+    """The verdict's threshold is chosen on the test set, so its precision and recall bounds
+    are the selection-valid ones -- the same numbers the logging hook puts in the run's
+    summary (and card) for that η and costs -- and they contain the point scikit-learn finds;
+    the tables' cells at that point carry the same bounds."""
+    import mlflow
+
+    y, scores = _cost_runs()
+    ids = {}
+    for name, s in scores.items():
+        with mlflow.start_run(run_name=name) as run:
+            mi.log_scores(y, s, prevalences=[1e-3], costs=(1, 300), log_figures=False)
+        ids[name] = run.info.run_id
+    rep = build_report(list(ids.values()), prevalences=[1e-3], n_bootstrap=60, progress=False)
+    (v,) = rep.verdict
+    summary = mi.tracking.load_summary(ids[v.run])
+    (row,) = [r for r in summary["headline"]["at_prevalence"] if r["prevalence"] == 1e-3]
+    mc = row["min_cost"]
+    assert v.threshold == mc["threshold"]
+    assert [v.precision_low, v.precision_high] == pytest.approx(mc["precision"]["interval"])
+    assert [v.recall_low, v.recall_high] == pytest.approx(mc["recall"]["interval"])
+    _, thr, tpr, fpr = _sk_min_cost(y, scores[v.run], 1e-3, 1, 300)
+    assert v.threshold == pytest.approx(thr)
+    prec = 1e-3 * tpr / (1e-3 * tpr + (1 - 1e-3) * fpr)
+    assert v.precision_low <= prec <= v.precision_high and v.recall_low <= tpr <= v.recall_high
+    # wider than the pointwise Koopman interval at a fixed threshold: the selection is paid for
+    fixed = mi.uncertainty.precision_interval(
+        round(tpr * y.sum()), round(fpr * (~y).sum()), int(y.sum()), int((~y).sum()), 1e-3
+    )
+    assert v.precision_low < fixed.low and v.precision_high > fixed.high
+    table = next(t for t in rep.context["tables"] if float(t["eta_value"]) == 1e-3)
+    keys = [c["key"] for c in table["columns"]]
+    cells = next(r for r in table["rows"] if r["name"] == v.run)["cells"]
+    shown = dict(zip(keys, (c["ci"] for c in cells), strict=True))
+    assert shown["precision"] == f"[{_fmt(v.precision_low, 3)}, {_fmt(v.precision_high, 3)}]"
+    assert shown["recall"] == f"[{_fmt(v.recall_low, 3)}, {_fmt(v.recall_high, 3)}]"

@@ -42,7 +42,6 @@ from mlflow_imbalance.report.analysis.verdict import (
     p_value_text,
 )
 from mlflow_imbalance.stats.bootstrap import metric_statistic
-from mlflow_imbalance.stats.intervals import rate_interval
 
 logger = logging.getLogger(__name__)
 
@@ -165,17 +164,16 @@ def build_context(
         for i, (n, c) in enumerate(counts.items()):
             p = point[n]
             # weighted counts: point estimates only (no binomial counts; as the logging hook)
-            p["op_precision_ci"] = [
-                None
-                if c.weighted or tp <= 0
-                else unc.precision_interval(tp, fp, c.n_pos, c.n_neg, eta)
-                for tp, fp, eta in zip(p["op_tp"], p["op_fp"], p["etas"], strict=True)
+            # intervals at the operating point, valid although it was chosen on these counts
+            sel = [
+                unc.selected_interval(n, c, t, e)
+                for t, e in zip(p["op_threshold"], p["etas"], strict=True)
             ]
-            p["op_recall_ci"] = [
-                None if c.weighted else tuple(float(x) for x in rate_interval(
-                    int(tp), int(c.n_pos), confidence=conf))
-                for tp in p["op_tp"]
-            ]  # fmt: skip
+            p["op_precision_ci"] = [
+                None if s is None or tp <= 0 else s[0]
+                for s, tp in zip(sel, p["op_tp"], strict=True)
+            ]
+            p["op_recall_ci"] = [None if s is None else s[1] for s in sel]
             p["boot"] = unc.bootstrap(n, c, p["etas"], grid, p["sweep"], full=n in lead)
             p["adequacy"] = [
                 unc.adequacy(c, tp, fp, eta)

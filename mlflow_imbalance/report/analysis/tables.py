@@ -21,8 +21,12 @@ _COLS = (
     ("ap", "AP", "average precision at η (step interpolation)"),
     ("pr_auc", "PR-AUC", "area under the PR curve at η (ROC-segment interpolation)"),
     ("max_f1", "max-F1", "largest F1 over thresholds at η"),
-    ("precision", "Precision", "precision at the operating point at η (Koopman interval)"),
-    ("recall", "Recall", "recall (TPR) at the operating point (Clopper–Pearson interval)"),
+    (
+        "precision",
+        "Precision",
+        "precision at the operating point at η (bounds valid after its choice)",
+    ),
+    ("recall", "Recall", "recall (TPR) at the operating point (bounds valid after its choice)"),
 )
 
 

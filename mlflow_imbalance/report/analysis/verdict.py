@@ -7,7 +7,8 @@ each chosen prevalence η the run that is best by the criterion is recommended, 
 - the threshold to deploy: the cost-optimal hull vertex under the cost criterion
   (:func:`mlflow_imbalance.core.curves.optimal_operating_point`), else the max-F1 threshold;
 - what it means per 10,000 or per 1,000,000 cases at η: alerts, caught and missed positives,
-  precision (Koopman interval, Brabec et al. eq. 8) and recall (Clopper-Pearson), pointwise;
+  precision and recall with bounds valid although the threshold was chosen on the same counts
+  (:func:`mlflow_imbalance.stats.decision.selected_point_interval`, as the logging hook's);
 - how sure: a test of the difference to the runner-up -- DeLong for ROC-AUC
   (:func:`mlflow_imbalance.stats.compare.delong_test` when both runs kept their scores on the
   same examples, else :func:`~mlflow_imbalance.stats.compare.delong_test_unpaired`); for AP,
@@ -38,7 +39,6 @@ from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.report.model import Verdict
 from mlflow_imbalance.report.options import PRIMARY_METRICS
 from mlflow_imbalance.stats.compare import delong_test, delong_test_unpaired, paired_metric_test
-from mlflow_imbalance.stats.intervals import precision_interval, rate_interval
 
 logger = logging.getLogger(__name__)
 
@@ -250,16 +250,16 @@ def build_verdicts(
             _, thr = _metrics.max_f1_point(c, eta)
             i = int(np.searchsorted(-c.thresholds, -thr))
             tpr, fpr = float(c.tpr[i]), float(c.fpr[i])
-        tp, fp = tpr * c.n_pos, fpr * c.n_neg
+        tp = tpr * c.n_pos
         denom = eta * tpr + (1 - eta) * fpr
         prec = eta * tpr / denom if denom > 0 else math.nan
         p_lo = p_hi = r_lo = r_hi = None
-        if not c.weighted and tp > 0:
-            iv = precision_interval(round(tp), round(fp), c.n_pos, c.n_neg, eta, confidence=conf)
-            p_lo, p_hi = float(iv.low), float(iv.high)
-        if not c.weighted:
-            rv = rate_interval(round(tp), int(c.n_pos), confidence=conf)
-            r_lo, r_hi = float(rv[0]), float(rv[1])
+        # bounds valid although the threshold was chosen on these counts (as the tables')
+        sel = unc.selected_interval(best, c, thr, eta) if unc is not None else None
+        if sel is not None:
+            if tp > 0:
+                p_lo, p_hi = sel[0]
+            r_lo, r_hi = sel[1]
         per = per_cases(eta)
         alerts, caught = per * denom, per * eta * tpr
         missed = per * eta - caught
