@@ -24,7 +24,8 @@ two nulls and two real crossings, both side tests; about 25 minutes at 200 x 200
 ``... --roc [R] [B]``: the ROC band alone (:func:`roc_only`); ``... --report-flips [R]``: the
 level and power of the report's unpaired flip test (:func:`report_flips`); ``... --verdict [R]
 [B]``: the level of the report's unpaired test of a difference at one eta (:func:`verdict_level`);
-``... --verdict-paired [R] [B]``: the same for its paired test (:func:`verdict_level_paired`);
+``... --verdict-paired [R] [B]``: the public ``paired_metric_test``, paired and unpaired, with
+and without its floor (:func:`verdict_level_paired`);
 ``... --headline MODEL P N [R]``: the headline intervals alone at many test sets
 (:func:`headline_only`; MODEL ``binormal`` or ``skewed``); ``... --verdict-report [R] [B]``:
 the level of the report's verdict for runs on shared examples (:func:`verdict_level_report`).
@@ -477,32 +478,49 @@ def verdict_level(r: int, b: int) -> None:
 
 
 def verdict_level_paired(r: int, b: int) -> None:
-    """False-alarm rate of the verdict's paired test (``paired_metric_test``) at low eta.
+    """False-alarm rate of the public ``paired_metric_test`` at low eta, with and without floor.
 
-    Two runs scoring the same 200 / 20,000 examples, noise correlation 0.5, the same model
-    (the flip study's null: true difference 0); AP and the lowest expected cost (C_FP = 1,
-    C_FN = 100) at eta = 1e-4 and 1e-3; share of test sets with p < 0.05.
+    Two runs of the same model (the flip study's null: true difference 0), 200 / 20,000
+    examples: "paired" = both scoring the same examples (noise correlation 0.5), the paired
+    test; "unpaired" = the two runs' counts on independent test sets. AP and the lowest
+    expected cost (C_FP = 1, C_FN = 100) at eta = 1e-4 and 1e-3; share of test sets with
+    p < 0.05, for the default test (s.d. floored by each run's Bayesian-draw variance) and
+    pROC's plain bootstrap test (``floor=False``), on the same replicates.
     """
+    from mlflow_imbalance import RocCounts
     from mlflow_imbalance.stats.compare import paired_metric_test
 
     etas = (1e-4, 1e-3)
     rng = np.random.default_rng(5)
     y = np.zeros(200 + 20_000, dtype=bool)
     y[:200] = True
-    rej = {(m, e): 0 for m in ("ap", "min_cost") for e in etas}
+    cells = [(k, m, e) for k in ("paired", "unpaired") for m in ("ap", "min_cost") for e in etas]
+    rej = {(c, fl): 0 for c in cells for fl in (True, False)}
     for i in range(r):
         sa, sb = flip_scores(rng, y, "null")
-        for m, e in rej:
-            t = paired_metric_test(
-                metric=m, prevalence=e, y_true=y, score_a=sa, score_b=sb, n_boot=b, seed=i,
-                cost_fp=1.0, cost_fn=100.0,
-            )  # fmt: skip
-            rej[m, e] += t.p_value < 0.05
-    print(f"\nverdict's paired test, null, R = {r} test sets, B = {b} (MC s.e. ", end="")
-    print(f"{np.sqrt(0.05 * 0.95 / r):.3f} at 0.05)")
-    print("\n| metric | p < 0.05 at eta = 1e-4 | at 1e-3 |\n|---|---|---|")
-    for m in ("ap", "min_cost"):
-        print(f"| {m} | {rej[m, 1e-4] / r:.3f} | {rej[m, 1e-3] / r:.3f} |")
+        _, sc = flip_scores(rng, y, "null")  # run B on an independent test set
+        ca, cb = RocCounts.from_scores(y, sa), RocCounts.from_scores(y, sc)
+        for kind, m, e in cells:
+            for fl in (True, False):
+                if kind == "paired":
+                    kw = {"y_true": y, "score_a": sa, "score_b": sb}
+                else:
+                    kw = {"counts_a": ca, "counts_b": cb}
+                t = paired_metric_test(
+                    metric=m, prevalence=e, n_boot=b, seed=i, cost_fp=1.0, cost_fn=100.0,
+                    floor=fl, **kw,
+                )  # fmt: skip
+                rej[(kind, m, e), fl] += t.p_value < 0.05
+    print(f"\npaired_metric_test, null, R = {r} test sets, B = {b} (MC s.e. ", end="")
+    print(f"{np.sqrt(0.05 * 0.95 / r):.3f} at 0.05); default (floored) / plain (floor=False)")
+    print("\n| runs | metric | p < 0.05 at eta = 1e-4 | at 1e-3 |\n|---|---|---|---|")
+    for kind in ("paired", "unpaired"):
+        for m in ("ap", "min_cost"):
+            row = [
+                f"{rej[(kind, m, e), True] / r:.3f} / {rej[(kind, m, e), False] / r:.3f}"
+                for e in etas
+            ]
+            print(f"| {kind} | {m} | {row[0]} | {row[1]} |")
 
 
 def verdict_level_report(r: int, b: int) -> None:

@@ -313,3 +313,31 @@ def test_bootstrap_test_false_alarm_smoke():
         rej += t.p_value < 0.05
     # s.d. 0.02 at R = 120; the bootstrap test is close to nominal, not conservative to 0
     assert rej / r <= 0.05 + 3 * 0.02
+
+
+def test_floor_keeps_the_draws_lower_tail_where_no_negative_tops_the_run():
+    """At eta = 1e-4 two runs that each put some positives above every negative have paired
+    replicates with too little spread: no resample of the examples adds a false positive
+    above the top scores. The default test floors the s.d. by each run's Bayesian-draw
+    variance (which can), the report's test; floor=False is pROC's plain test on the same
+    replicates: the same difference, a smaller s.d. The floor never lowers the s.d., and at a
+    moderate prevalence, where the replicates are fine, it changes the plain test little."""
+    rng = np.random.default_rng(4)
+    n_pos, n_neg = 200, 20_000
+    y = np.r_[np.ones(n_pos, bool), np.zeros(n_neg, bool)]
+    common = rng.normal(size=y.size)
+    runs = []
+    for _ in range(2):
+        s = common + 0.7 * rng.normal(size=y.size) + 1.5 * y
+        s[:n_pos][rng.random(n_pos) < 0.1] = 50 + rng.random()  # above every negative
+        runs.append(s)
+    kw = {"y_true": y, "score_a": runs[0], "score_b": runs[1], "n_boot": 300, "seed": 3}
+    for eta, binding in ((1e-4, True), (0.05, False)):
+        floored = u.paired_metric_test(metric="ap", prevalence=eta, **kw)
+        plain = u.paired_metric_test(metric="ap", prevalence=eta, floor=False, **kw)
+        assert floored.difference == plain.difference and floored.paired
+        assert floored.se >= plain.se
+        assert (floored.se > 1.2 * plain.se) == binding, (eta, floored.se, plain.se)
+        assert ("Bayesian count-bootstrap draws" in floored.method) and (
+            "Bayesian" not in plain.method
+        )
