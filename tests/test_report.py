@@ -995,3 +995,29 @@ def test_verdict_intervals_hold_after_the_threshold_choice_and_match_the_card(tr
     shown = dict(zip(keys, (c["ci"] for c in cells), strict=True))
     assert shown["precision"] == f"[{_fmt(v.precision_low, 3)}, {_fmt(v.precision_high, 3)}]"
     assert shown["recall"] == f"[{_fmt(v.recall_low, 3)}, {_fmt(v.recall_high, 3)}]"
+
+
+def test_a_tie_says_how_much_more_data_would_separate_the_runs():
+    """Two runs of one model on the same examples: a statistical tie, and the verdict's
+    estimate of the data needed, k = ((z_{0.975} + z_{0.80}) / |z|)^2 times the test set with z
+    from the test's p-value, given to two significant digits (a rough figure)."""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(17)
+    y = rng.random(8000) < 0.05
+    common = rng.normal(size=y.size)
+    scores = {k: common + 0.8 * rng.normal(size=y.size) + 1.4 * y for k in ("A", "B")}
+    runs = {k: RunData(k, mi.RocCounts.from_scores(y, s), digest="d", scores=(y, s))
+            for k, s in scores.items()}  # fmt: skip
+    rep = build_report(runs, prevalences=[0.01], n_bootstrap=200, progress=False)
+    (v,) = rep.verdict
+    assert v.significant is False and v.p_value > 0.05
+    k = ((norm.isf(0.025) + norm.isf(0.2)) / norm.isf(v.p_value / 2)) ** 2
+    times = float(f"{k:.2g}")
+    shown = f"{times:,.0f}" if times >= 10 else f"{times:g}"
+    n_pos = float(f"{int(y.sum()) * k:.2g}")
+    n_neg = float(f"{int((~y).sum()) * k:.2g}")
+    assert (
+        f"about {shown}× the test data (≈ {n_pos:,.0f} positives and {n_neg:,.0f} negatives)"
+        in (v.more_data)
+    ), (v.more_data, k)

@@ -198,11 +198,19 @@ def _more_data(z: float | None, conf: float, a: RocCounts, b: RocCounts, fint: A
     k = (zc / abs(z)) ** 2
     n_pos = min(a.n_pos, b.n_pos) * k
     n_neg = min(a.n_neg, b.n_neg) * k
+    # a rough figure (the observed difference taken as the true one): two significant digits
+    times = _two_digits(k)
     return (
-        f"If the difference is real, about {k:.1f}× the test data (≈ {fint(round(n_pos))} "
-        f"positives and {fint(round(n_neg))} negatives) would show it as significant "
-        f"({POWER:.0%} power)."
+        f"If the difference is real, about {fint(times) if times >= 10 else f'{times:g}'}× "
+        "the test data (≈ "
+        f"{fint(_two_digits(n_pos))} positives and {fint(_two_digits(n_neg))} negatives) "
+        f"would show it as significant ({POWER:.0%} power)."
     )
+
+
+def _two_digits(x: float) -> float:
+    """``x`` rounded to two significant digits (e.g. 129.2 -> 130, 3,743,981 -> 3,700,000)."""
+    return float(f"{x:.2g}") if x > 0 else 0.0
 
 
 def build_verdicts(
