@@ -17,7 +17,7 @@ Every test returns a frozen :class:`ComparisonTest` with ``.z``, ``.p_value``, `
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -458,12 +458,7 @@ def _boot_difference(
 
 def _draws_variance(
     counts: RocCounts,
-    metric: str,
-    eta: float | None,
-    cost_fp: float,
-    cost_fn: float,
-    max_fpr: float,
-    standardized: bool,
+    statistic_of: Callable[[RocCounts], Statistic],
     n_boot: int,
     rng: np.random.Generator,
 ) -> float:
@@ -476,8 +471,7 @@ def _draws_variance(
     replicate variance and a long lower tail in the draws.
     """
     thin = thin_for_bootstrap(counts).counts
-    st = _statistic(thin, metric, eta, cost_fp, cost_fn, max_fpr, standardized)
-    draws = bayesian_statistics(thin, {"m": st}, n_boot, rng)["m"][:, 0]
+    draws = bayesian_statistics(thin, {"m": statistic_of(thin)}, n_boot, rng)["m"][:, 0]
     return float(np.var(draws, ddof=1))
 
 
@@ -567,10 +561,14 @@ def paired_metric_test(
     se = float(np.std(ra - rb, ddof=1))
     floored = ""
     if floor:
-        args = (metric, eta, float(cost_fp), float(cost_fn), mx, bool(standardized), nb)
+        cfp, cfn, std = float(cost_fp), float(cost_fn), bool(standardized)
+
+        def statistic_of(c: RocCounts) -> Statistic:
+            return _statistic(c, metric, eta, cfp, cfn, mx, std)
+
         ga, gb = rng.spawn(2)
-        va = max(float(np.var(ra, ddof=1)), _draws_variance(ca, *args, ga))
-        vb = max(float(np.var(rb, ddof=1)), _draws_variance(cb, *args, gb))
+        va = max(float(np.var(ra, ddof=1)), _draws_variance(ca, statistic_of, nb, ga))
+        vb = max(float(np.var(rb, ddof=1)), _draws_variance(cb, statistic_of, nb, gb))
         cov = float(np.cov(ra, rb, ddof=1)[0, 1]) if paired else 0.0
         se = math.sqrt(max(se * se, va + vb - 2.0 * cov, 0.0))
         floored = (
