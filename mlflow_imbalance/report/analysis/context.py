@@ -551,9 +551,6 @@ def _digest_groups(runs: Sequence[Any]) -> list[dict[str, Any]]:
     return [{"digest": k, "runs": v} for k, v in groups.items()]
 
 
-# ---------------------------------------------------------------------------------- table
-
-
 def _major_flip_warning(major: list[dict[str, Any]], conf: float) -> dict[str, str]:
     """The callout for flips between the test prevalence and a chosen one.
 
