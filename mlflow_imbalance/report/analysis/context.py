@@ -193,7 +193,7 @@ def build_context(
             seed_for, MAX_PAIRED_EXAMPLES,
         )  # fmt: skip
         verdicts, orders = build_verdicts(
-            runs, v_etas, v_index, opts, unc, fmt, feta, fint, seed_for
+            runs, v_etas, v_index, opts, unc, fmt, feta, fint, seed_for, fci
         )
         notify("verdict", 1, 1)
         colors = {n: "#8c959f" for n in names}

@@ -223,6 +223,7 @@ def build_verdicts(
     feta: Any,
     fint: Any,
     seed_for: Any,
+    fci: Any,
 ) -> tuple[list[Verdict], dict[float, list[str]]]:
     """One :class:`Verdict` per η of ``etas``, plus each η's full order of runs (best first).
 
@@ -237,6 +238,7 @@ def build_verdicts(
         feta: prevalence formatter.
         fint: integer formatter.
         seed_for: ``(seed, *parts) -> SeedSequence`` for the paired tests.
+        fci: the interval formatter (``[lo, hi]`` or "").
     """
     key = "cost" if opts.costs_given else opts.primary_metric
     label = _LABELS[key]
@@ -263,7 +265,7 @@ def build_verdicts(
         prec = eta * tpr / denom if denom > 0 else math.nan
         p_lo = p_hi = r_lo = r_hi = None
         # bounds valid although the threshold was chosen on these counts (as the tables')
-        sel = unc.selected_interval(best, c, thr, eta) if unc is not None else None
+        sel = unc.selected_interval(best, c, thr, eta)
         if sel is not None:
             if tp > 0:
                 p_lo, p_hi = sel[0]
@@ -344,18 +346,16 @@ def build_verdicts(
                     fmt,
                     feta,
                     fint,
-                    cis=(_ci(p_lo, p_hi, fmt), _ci(r_lo, r_hi, fmt)),
+                    cis=(fci(p_lo, p_hi), fci(r_lo, r_hi)),
                 ),
             )
         )
     return out, orders
 
 
-def _ci(lo: Any, hi: Any, fmt: Any) -> str:
-    """`` [lo, hi]`` (3 significant digits), or "" when there is no interval."""
-    if lo is None or hi is None or not (math.isfinite(float(lo)) and math.isfinite(float(hi))):
-        return ""
-    return f" [{fmt(lo, 3)}, {fmt(hi, 3)}]"
+def _with_ci(value: str, ci: str) -> str:
+    """``value [lo, hi]``, or the value alone when there is no interval."""
+    return f"{value} {ci}" if ci else value
 
 
 def _sentence(
@@ -375,7 +375,8 @@ def _sentence(
     text = (
         f"At η = {feta(eta)}: ship {best} at {deploy} ({how}). Per {fint(per)} cases: "
         f"{count(alerts, fint)} alerts, {count(caught, fint)} of {count(per * eta, fint)}"
-        f" positives caught; precision {fmt(prec, 3)}{cis[0]}, recall {fmt(tpr, 3)}{cis[1]}."
+        f" positives caught; precision {_with_ci(fmt(prec, 3), cis[0])}, "
+        f"recall {_with_ci(fmt(tpr, 3), cis[1])}."
     )
     if runner is None:
         return text
