@@ -557,8 +557,7 @@ class _Uncertainty:
             if ok
             # the relative width has its own column: say what causes it
             else (
-                f"precision rests on {fp:.0f} false positive{'' if fp == 1 else 's'} among "
-                f"{c.n_neg:,.0f} negatives"
+                f"precision rests on {fp:.0f} false positive{'' if fp == 1 else 's'}"
                 if math.isfinite(rel)
                 else "no precision estimate"
             )
