@@ -275,6 +275,18 @@ def _precision_at_cost_optimum(y, s, eta, cost_fp, cost_fn):
     return eta * tpr[i] / (eta * tpr[i] + (1 - eta) * fpr[i])
 
 
+def _cost_optimal_index(c, y, s, eta, cost_fp, cost_fn) -> int:
+    """Index into ``c`` of the cost-optimal threshold found with scikit-learn's ROC."""
+    from sklearn.metrics import roc_curve
+
+    fpr, tpr, thr = roc_curve(y, s, drop_intermediate=False)
+    cost = (1 - eta) * cost_fp * fpr + eta * cost_fn * (1 - tpr)
+    t = thr[int(np.flatnonzero(cost == cost.min())[0])]  # lowest FPR among ties
+    k = int(np.searchsorted(-c.thresholds, -t))
+    assert c.thresholds[k] == t
+    return k
+
+
 @pytest.fixture(scope="module")
 def report_file(tmp_path_factory) -> tuple[Path, dict]:
     y, runs = _scores()
@@ -322,7 +334,10 @@ def test_report_in_headless_chromium(report_file, tmp_path: Path) -> None:
           run: document.getElementById('verdict-live').dataset.run,
           eta: Number(document.getElementById('verdict-live').dataset.prevalence),
           rows: [...document.querySelectorAll('#live-table tbody tr')].map(r => [r.dataset.run,
-            r.querySelector('[data-col=precision]').textContent]),
+            ['precision', 'recall'].map(c => { const td = r.querySelector('[data-col=' + c + ']');
+              const ci = td.querySelector('.ci');
+              return [td.firstChild.textContent, ci ? ci.textContent : null]; })]),
+          text: document.querySelector('#verdict-live .live-text').textContent,
           slider: Number(document.getElementById('prevalence-slider').value)
         })"""))  # fmt: skip
         errors = page.errors()
@@ -356,7 +371,24 @@ def test_report_in_headless_chromium(report_file, tmp_path: Path) -> None:
     assert set(shown) == set(runs)
     for name, s in runs.items():
         py = _precision_at_cost_optimum(y, s, eta, 1, 200)
-        assert float(shown[name]) == pytest.approx(float(f"{py:.3g}"), rel=1e-12), (name, py)
+        (prec, prec_ci), (_, rec_ci) = shown[name]
+        assert float(prec) == pytest.approx(float(f"{py:.3g}"), rel=1e-12), (name, py)
+        # the intervals are the verdict's construction (valid after choosing the threshold)
+        # at the page's operating point: Python's selected_point_interval there
+        c = mi.RocCounts.from_scores(y, s)
+        k = _cost_optimal_index(c, y, s, eta, 1, 200)
+        sp = mi.uncertainty.selected_point_interval(c, k, eta)
+        for text, lo, hi in (
+            (prec_ci, sp.precision_low, sp.precision_high),
+            (rec_ci, sp.recall_low, sp.recall_high),
+        ):
+            got = [float(x) for x in text.strip("[]").split(",")]
+            assert got == [pytest.approx(float(f"{v:.3g}"), rel=1e-12) for v in (lo, hi)], (
+                name, text, lo, hi,
+            )  # fmt: skip
+        if name == want:  # the live sentence carries the same intervals
+            assert f"precision {prec} {prec_ci}, recall" in live["text"], live["text"]
+            assert rec_ci in live["text"], live["text"]
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     assert shot[:8] == b"\x89PNG\r\n\x1a\n"
     (ARTIFACTS / "report-chromium.png").write_bytes(shot)

@@ -122,3 +122,37 @@ def test_bounds_stay_valid_after_selection():
     assert tried >= 50
     assert np.mean(hits_choice) >= 0.93, np.mean(hits_choice)
     assert np.mean(hits_sel) >= 0.93, np.mean(hits_sel)
+
+
+def test_selected_point_bounds_bracket_every_point_between_candidates(counts):
+    """At every index: the Clopper-Pearson limits (scipy, Bonferroni level written out) of the
+    nearest candidate at or above the point for the lower bounds, at or below it for the upper
+    ones -- by index; ``CandidateLimits.bracket`` finds them by the counts (what the report's
+    page does), and the limits passed in give the same bounds as computed afresh."""
+    lim = u.candidate_limits(counts)
+    cand = u.candidate_thresholds(counts)
+    m = cand.size
+    assert np.array_equal(lim.index, cand) and lim.confidence == 0.95
+    level = 1 - 0.05 / (2 * m)
+    eta = 1e-3
+    o = eta / (1 - eta)
+    rng = np.random.default_rng(3)
+    ks = np.unique(
+        np.r_[0, counts.n_thresholds - 1, cand, rng.integers(0, counts.n_thresholds, 60)]
+    )
+    for k in ks:
+        i = cand[cand <= k].max() if np.any(cand <= k) else None
+        j = cand[cand >= k].min() if np.any(cand >= k) else None
+        tl = _cp(int(counts.tp[i]), counts.n_pos, level)[0] if i is not None else 0.0
+        fl = _cp(int(counts.fp[i]), counts.n_neg, level)[0] if i is not None else 0.0
+        th = _cp(int(counts.tp[j]), counts.n_pos, level)[1] if j is not None else 1.0
+        fh = _cp(int(counts.fp[j]), counts.n_neg, level)[1] if j is not None else 1.0
+        sp = u.selected_point_interval(counts, int(k), eta)
+        assert sp.recall_low == pytest.approx(tl, rel=1e-9, abs=1e-15)
+        assert sp.recall_high == pytest.approx(th, rel=1e-9, abs=1e-15)
+        assert sp.precision_low == pytest.approx(tl * o / (tl * o + fh), rel=1e-9, abs=1e-15)
+        assert sp.precision_high == pytest.approx(th * o / (th * o + fl), rel=1e-9, abs=1e-15)
+        again = u.selected_point_interval(counts, int(k), eta, limits=lim)
+        assert again == sp
+    with pytest.raises(ValueError, match="confidence"):
+        u.selected_point_interval(counts, 0, eta, confidence=0.9, limits=lim)

@@ -33,8 +33,10 @@ from mlflow_imbalance.stats.intervals import _rate_limits
 
 __all__ = [
     "MAX_CANDIDATES",
+    "CandidateLimits",
     "SelectedPoint",
     "ThresholdChoice",
+    "candidate_limits",
     "candidate_thresholds",
     "choose_threshold",
     "selected_point_interval",
@@ -182,16 +184,12 @@ def choose_threshold(
     if min_precision is None and min_recall is None and max_alerts_per is None:
         raise ValueError("give at least one of min_precision, min_recall, max_alerts_per")
 
-    cand = candidate_thresholds(counts)
-    m = int(cand.size)
-    n_pos, n_neg = float(counts.n_pos), float(counts.n_neg)
-    tp = np.asarray(counts.tp, np.float64)[cand]
-    fp = np.asarray(counts.fp, np.float64)[cand]
+    lim = candidate_limits(counts, conf)
+    cand, m = lim.index, int(lim.index.size)
     level = 1.0 - (1.0 - conf) / (2 * m)  # Bonferroni over 2m two-sided rate intervals
-    t_lo, t_hi = _rate_limits(tp, np.full(m, n_pos), level, "clopper-pearson")
-    f_lo, f_hi = _rate_limits(fp, np.full(m, n_neg), level, "clopper-pearson")
+    t_lo, t_hi, f_lo, f_hi = lim.tpr_low, lim.tpr_high, lim.fpr_low, lim.fpr_high
     o = eta / (1.0 - eta)
-    t, f = tp / n_pos, fp / n_neg
+    t, f = lim.tp / float(counts.n_pos), lim.fp / float(counts.n_neg)
     p_est, p_lo, p_hi = _prec(t, f, o), _prec(t_lo, f_hi, o), _prec(t_hi, f_lo, o)
     a_est, a_lo, a_hi = (
         _alerts(t, f, eta, per),
@@ -279,17 +277,96 @@ class SelectedPoint:
     method: str
 
 
+@dataclass(frozen=True)
+class CandidateLimits:
+    """Simultaneous Clopper-Pearson limits of TPR and FPR at the candidate thresholds.
+
+    They do not depend on the prevalence: the report embeds them once per run, and its page
+    brackets the operating point it finds at any eta exactly as :func:`selected_point_interval`
+    does (by the candidates' counts, see :meth:`bracket`).
+
+    Attributes:
+        index: the candidates (indices into the counts' thresholds, ascending).
+        tp, fp: their true- and false-positive counts (non-decreasing).
+        tpr_low, tpr_high, fpr_low, fpr_high: the limits, jointly at level ``confidence``.
+        confidence: joint level.
+    """
+
+    index: np.ndarray
+    tp: np.ndarray
+    fp: np.ndarray
+    tpr_low: np.ndarray
+    tpr_high: np.ndarray
+    fpr_low: np.ndarray
+    fpr_high: np.ndarray
+    confidence: float
+
+    @property
+    def method(self) -> str:
+        """How the limits were made (and that they stay valid after a data-driven choice)."""
+        return (
+            f"valid after selection: Clopper-Pearson limits at {self.index.size} candidate "
+            f"thresholds, Bonferroni (joint {self.confidence:.0%}), bracketing the chosen point "
+            "by monotonicity"
+        )
+
+    def bracket(self, tp: float, fp: float) -> tuple[float, float, float, float]:
+        """``(tpr_low, tpr_high, fpr_low, fpr_high)`` at the point with counts ``(tp, fp)``.
+
+        Candidates at or above the point (higher thresholds) are those with both counts at
+        most the point's, those at or below it with both at least (counts only grow as the
+        threshold falls, and each threshold adds an example): the nearest of each bounds it.
+        """
+        above = np.flatnonzero((self.tp <= tp) & (self.fp <= fp))
+        below = np.flatnonzero((self.tp >= tp) & (self.fp >= fp))
+        tl = float(self.tpr_low[above[-1]]) if above.size else 0.0
+        fl = float(self.fpr_low[above[-1]]) if above.size else 0.0
+        th = float(self.tpr_high[below[0]]) if below.size else 1.0
+        fh = float(self.fpr_high[below[0]]) if below.size else 1.0
+        return tl, th, fl, fh
+
+
+def candidate_limits(counts: RocCounts, confidence: float = 0.95) -> CandidateLimits:
+    """TPR and FPR limits at :func:`candidate_thresholds`, holding jointly at ``confidence``.
+
+    Clopper-Pearson at level ``1 - alpha / (2 m)`` for each of the ``2 m`` rates (Bonferroni),
+    exact for the order statistics the candidates are (see :func:`candidate_thresholds`).
+    """
+    conf = _check_confidence(confidence)
+    if not isinstance(counts, RocCounts):
+        raise TypeError(f"counts must be a RocCounts, got {type(counts).__name__}")
+    cand = candidate_thresholds(counts)
+    m = int(cand.size)
+    level = 1.0 - (1.0 - conf) / (2 * max(m, 1))
+    tp = np.asarray(counts.tp, np.float64)[cand]
+    fp = np.asarray(counts.fp, np.float64)[cand]
+    t_lo, t_hi = _rate_limits(tp, np.full(m, float(counts.n_pos)), level, "clopper-pearson")
+    f_lo, f_hi = _rate_limits(fp, np.full(m, float(counts.n_neg)), level, "clopper-pearson")
+    as_arr = np.asarray
+    return CandidateLimits(
+        cand, tp, fp, as_arr(t_lo, float), as_arr(t_hi, float), as_arr(f_lo, float),
+        as_arr(f_hi, float), conf,
+    )  # fmt: skip
+
+
 def selected_point_interval(
-    counts: RocCounts, index: int, prevalence: float, confidence: float = 0.95
+    counts: RocCounts,
+    index: int,
+    prevalence: float,
+    confidence: float = 0.95,
+    *,
+    limits: CandidateLimits | None = None,
 ) -> SelectedPoint:
     """Bounds valid after selection at ANY operating point (e.g. the max-F1 or min-cost one).
 
-    The candidates' simultaneous limits (:func:`choose_threshold`) bracket every other point by
+    The candidates' simultaneous limits (:func:`candidate_limits`) bracket every other point by
     monotonicity: TPR and FPR only grow as the threshold falls, so at index ``k`` between
     candidates ``i <= k <= j``, ``TPR_low(i) <= TPR(k) <= TPR_high(j)`` and likewise FPR; these
     hold for every ``k`` at once whenever the candidates' limits do (probability >=
     ``confidence``), so the max-F1 point chosen on the test set keeps its coverage (a pointwise
-    Koopman interval there covered 0.85 at P = 100).
+    Koopman interval there covered 0.85 at P = 100). ``limits`` passes
+    :func:`candidate_limits` already computed for these counts (they serve every point and
+    prevalence).
     """
     conf = _check_confidence(confidence)
     if not isinstance(counts, RocCounts):
@@ -298,25 +375,14 @@ def selected_point_interval(
     if not 0 <= k < counts.n_thresholds:
         raise ValueError(f"index must lie in [0, {counts.n_thresholds}), got {index!r}")
     eta = float(check_prevalence(prevalence, "prevalence"))
-    cand = candidate_thresholds(counts)
-    m = int(cand.size)
-    level = 1.0 - (1.0 - conf) / (2 * m)
-    n_pos, n_neg = float(counts.n_pos), float(counts.n_neg)
-    tp = np.asarray(counts.tp, np.float64)[cand]
-    fp = np.asarray(counts.fp, np.float64)[cand]
-    t_lo, t_hi = _rate_limits(tp, np.full(m, n_pos), level, "clopper-pearson")
-    f_lo, f_hi = _rate_limits(fp, np.full(m, n_neg), level, "clopper-pearson")
-    above = np.flatnonzero(cand <= k)  # higher thresholds: fewer of both classes
-    below = np.flatnonzero(cand >= k)
-    tl = float(t_lo[above[-1]]) if above.size else 0.0
-    fl = float(f_lo[above[-1]]) if above.size else 0.0
-    th = float(t_hi[below[0]]) if below.size else 1.0
-    fh = float(f_hi[below[0]]) if below.size else 1.0
+    if limits is None:
+        limits = candidate_limits(counts, conf)
+    elif limits.confidence != conf:
+        raise ValueError(
+            f"limits were made at confidence {limits.confidence}, not {conf}: pass matching ones"
+        )
+    tl, th, fl, fh = limits.bracket(float(counts.tp[k]), float(counts.fp[k]))
     o = eta / (1.0 - eta)
-    method = (
-        f"valid after selection: Clopper-Pearson limits at {m} candidate thresholds, Bonferroni "
-        f"(joint {conf:.0%}), bracketing the chosen point by monotonicity"
-    )
     return SelectedPoint(
-        k, eta, float(_prec(tl, fh, o)), float(_prec(th, fl, o)), tl, th, conf, method
+        k, eta, float(_prec(tl, fh, o)), float(_prec(th, fl, o)), tl, th, conf, limits.method
     )

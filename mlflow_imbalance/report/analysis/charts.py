@@ -12,6 +12,11 @@ What each run embeds (numbers rounded to 6-7 significant digits, integer counts 
   operating points at any η exactly;
 - ``sweep``: the criterion metric (AP / PR-AUC) on the report's log-η grid, interpolated
   linearly in log η by the page (the ranking of AP / PR-AUC between grid points);
+- ``limits``: the simultaneous TPR and FPR limits at the candidate thresholds
+  (:func:`mlflow_imbalance.stats.decision.candidate_limits`, with their integer counts): the
+  page brackets the operating point it finds at any η between them, as
+  :func:`~mlflow_imbalance.stats.decision.selected_point_interval` does, so its precision and
+  recall intervals are the verdict's, valid although the threshold is chosen on the test set;
 - for the leading runs only (the ones drawn): the ROC curve thinned for drawing, its ROC band,
   the PR band's FPR bounds at each recall (:func:`mlflow_imbalance.stats.bands.pr_band_from_roc`
   maps them to precision at any η, exactly as in Python) and the sweep bands.
@@ -99,6 +104,14 @@ def payload(
         }
         if criterion in ("ap", "pr_auc"):
             item["sweep"] = _r(p["sweep"][criterion])
+        lim = unc.candidate_limits(r.name, c) if unc is not None else None
+        if lim is not None:
+            item["limits"] = {
+                "tp": np.round(lim.tp).astype(np.int64).tolist(),
+                "fp": np.round(lim.fp).astype(np.int64).tolist(),
+                "tlo": _r(lim.tpr_low, 9), "thi": _r(lim.tpr_high, 9),
+                "flo": _r(lim.fpr_low, 9), "fhi": _r(lim.fpr_high, 9),
+            }  # fmt: skip
         if r.name in lead_set:
             d = draw_counts(c, DRAW_POINTS)
             item["curve"] = {"f": _r(np.r_[0.0, d.fpr]), "t": _r(np.r_[0.0, d.tpr])}

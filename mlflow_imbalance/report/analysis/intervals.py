@@ -34,7 +34,11 @@ from mlflow_imbalance.stats.bootstrap import (
     min_cost_statistic,
     roc_statistic,
 )
-from mlflow_imbalance.stats.decision import selected_point_interval
+from mlflow_imbalance.stats.decision import (
+    CandidateLimits,
+    candidate_limits,
+    selected_point_interval,
+)
 from mlflow_imbalance.stats.headline import (
     BOOTSTRAP_POINTS,
     _max_split,
@@ -130,6 +134,7 @@ class _Uncertainty:
         self._flip_source: dict[str, tuple[RocCounts, np.ndarray, np.ndarray]] = {}
         self.roc_bands: dict[str, Any] = {}
         self._selected_cache: dict[tuple, tuple] = {}
+        self._limits_cache: dict[str, CandidateLimits] = {}
         #: per run and statistic, ``(exact values, variance of the estimate)`` at the run's
         #: table prevalences (the larger of the count-bootstrap and the Bayesian-draw
         #: variance): the verdict's and the tables' unpaired tests use them
@@ -299,6 +304,19 @@ class _Uncertainty:
     def _seed(self, *parts: str) -> np.random.Generator:
         return np.random.default_rng(self.seed_for(self.opts.seed, *parts))
 
+    def candidate_limits(self, name: str, c: RocCounts) -> CandidateLimits | None:
+        """The run's simultaneous TPR/FPR limits at the candidate thresholds (memoised).
+
+        They serve the operating point at every prevalence: the verdict and tables here, and
+        the page's prevalence control, which embeds them. None for weighted counts.
+        """
+        if c.weighted:
+            return None
+        hit = self._limits_cache.get(name)
+        if hit is None:
+            hit = self._limits_cache[name] = candidate_limits(c, self.opts.confidence)
+        return hit
+
     def selected_interval(
         self, name: str, c: RocCounts, threshold: float, eta: float
     ) -> tuple[tuple[float, float], tuple[float, float]] | None:
@@ -316,7 +334,8 @@ class _Uncertainty:
         hit = self._selected_cache.get(key)
         if hit is None:
             k = int(np.searchsorted(-c.thresholds, -float(threshold)))
-            sp = selected_point_interval(c, k, float(eta), self.opts.confidence)
+            lim = self.candidate_limits(name, c)
+            sp = selected_point_interval(c, k, float(eta), self.opts.confidence, limits=lim)
             hit = self._selected_cache[key] = (
                 (float(sp.precision_low), float(sp.precision_high)),
                 (float(sp.recall_low), float(sp.recall_high)),
