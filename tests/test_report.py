@@ -327,6 +327,7 @@ def test_user_strings_are_escaped(runs):
             assert attrs["src"].startswith("data:image/")
     text = "".join(p.text)
     assert XSS_NAME in text and XSS_TAG in text  # shown literally, as text
+    assert "1 param, 1 tag" in text  # the run's details, counted in words that agree
     assert "<script>alert" not in rep.html and "<img src=x" not in rep.html
     # inside the embedded JSON the names survive exactly, with < > & escaped
     import json
