@@ -82,18 +82,21 @@ def _rate_ci(unc: Any, k: float, n: float, weighted: bool) -> tuple[Any, str | N
     return (float(lo), float(hi)), RATE_METHOD
 
 
-def _selected_ci(c: RocCounts, k: int, eta: float, rule: str = "max-F1") -> tuple[Any, Any, str]:
+def _selected_ci(
+    c: RocCounts, k: int, eta: float, rule: str = "max-F1", limits: Any = None
+) -> tuple[Any, Any, str]:
     """Precision and recall intervals at a point chosen here (max-F1 or lowest cost), valid.
 
     The threshold is picked on these counts, so a pointwise interval there under-covers
     (Koopman: 0.85 at P = 100); :func:`mlflow_imbalance.stats.decision.selected_point_interval`
-    gives bounds that hold at every threshold at once.
+    gives bounds that hold at every threshold at once. ``limits``: the counts'
+    :func:`~mlflow_imbalance.stats.decision.candidate_limits`, made once for every point.
     """
     if c.weighted:
         return None, None, WEIGHTED_METHOD
     from mlflow_imbalance.stats.decision import selected_point_interval
 
-    sp = selected_point_interval(c, k, eta, CONFIDENCE)
+    sp = selected_point_interval(c, k, eta, CONFIDENCE, limits=limits)
     return (
         (sp.precision_low, sp.precision_high),
         (sp.recall_low, sp.recall_high),
@@ -171,10 +174,16 @@ def _headline(
         boot, boot_info, boot_method = hi.intervals, hi.info, hi.method
 
     rows = []
+    if c.weighted:
+        limits = None
+    else:  # the candidates' limits serve every operating point and prevalence
+        from mlflow_imbalance.stats.decision import candidate_limits
+
+        limits = candidate_limits(c, CONFIDENCE)
     for i, eta in enumerate(etas):
         k = int(np.searchsorted(-c.thresholds, -f1thr[i]))
         prec = float(np.atleast_1d(m.precision(c, eta))[k])
-        p_ci, r_ci, p_method = _selected_ci(c, k, eta)
+        p_ci, r_ci, p_method = _selected_ci(c, k, eta, limits=limits)
         r_method = p_method
         row: dict[str, Any] = {
             "prevalence": float(eta),
@@ -207,7 +216,7 @@ def _headline(
                 # precision and recall there, with bounds valid after the choice (as max-F1's)
                 k_op = int(np.searchsorted(-c.thresholds, -float(op.threshold)))
                 p_op = float(np.atleast_1d(m.precision(c, eta))[k_op])
-                pc, rc, how = _selected_ci(c, k_op, eta, "lowest expected cost")
+                pc, rc, how = _selected_ci(c, k_op, eta, "lowest expected cost", limits)
                 row["min_cost"]["precision"] = _point(p_op, pc, how)
                 row["min_cost"]["recall"] = _point(float(c.tpr[k_op]), rc, how)
         rows.append(row)
