@@ -407,7 +407,10 @@ def build_context(
             "Brabec et al. (2020) §5: precision at η is only as good as the estimates of TPR "
             f"and FPR at the operating point ({op_rule}). “Relative width” is the half-width of "
             f"the {conf:.0%} Koopman precision interval over the estimate (adequate when at most "
-            f"{ADEQUACY_TOLERANCE:.0%}); “needed” is the test-set size at which Brabec's Δ, the "
+            f"{ADEQUACY_TOLERANCE:.0%}). “False positives” are the test negatives scoring at "
+            "or above the threshold: at small η precision rests on them, and k of them pin FPR "
+            "down only to about ±2/√k (±10 % takes some 400). “Needed” is the test-set size at "
+            "which Brabec's Δ, the "
             f"largest width of the precision band over all η, would be at most "
             f"{ADEQUACY_TOLERANCE:g} (uncertainty.required_sample_size)."
         ),

@@ -571,18 +571,11 @@ class _Uncertainty:
         except ValueError:
             pass
         ok = rel <= ADEQUACY_TOLERANCE
-        text = (
-            ""
-            if ok
-            # the relative width has its own column: say what causes it
-            else (
-                f"precision rests on {fp:.0f} false positive{'' if fp == 1 else 's'}"
-                if math.isfinite(rel)
-                else "no precision estimate"
-            )
-        )
+        # the false positives behind the width have their own column
+        text = "" if ok or math.isfinite(rel) else "no precision estimate"
         return {
             "rel_width": rel,
+            "fp": float(fp),
             "need_neg": need_neg,
             "need_pos": need_pos,
             "ok": ok,

@@ -275,6 +275,7 @@ def _adequacy_rows(runs, point, chosen, feta, fmt, fint) -> list[dict[str, Any]]
                     "op": f"TPR {fmt(p['op_tpr'][j], 3)}, FPR {fmt(p['op_fpr'][j], 3)}",
                     "precision": fmt(p["op_precision"][j], 3),
                     "rel_width": f"±{a['rel_width']:.1%}" if math.isfinite(a["rel_width"]) else "∞",
+                    "fp": fint(a["fp"]),
                     "n_neg": fint(r.counts.n_neg),
                     "need_neg": fint(a["need_neg"]) if a.get("need_neg") is not None else "—",
                     "n_pos": fint(r.counts.n_pos),
