@@ -394,6 +394,61 @@ def test_report_in_headless_chromium(report_file, tmp_path: Path) -> None:
     (ARTIFACTS / "report-chromium.png").write_bytes(shot)
 
 
+def test_live_bounds_bracket_the_point_by_its_integer_counts(tmp_path: Path) -> None:
+    """Sweep η through the live control on a run whose counts do not survive ``TPR * n_pos`` in
+    floating point (1,877 positives; scores on a 0.25 grid, so every threshold is a candidate
+    or next to one): at every η the page's precision and recall intervals equal Python's
+    ``selected_point_interval`` at the page's operating point. Guarded: the sweep visits points
+    where bracketing by the float products instead of the integer counts gives other bounds.
+    Built without bootstrap replicates (``n_bootstrap=0``): the control must not feed the PR
+    chart a band its spec does not declare (it threw "Unrecognized data set" there)."""
+    from mlflow_imbalance.stats.decision import candidate_limits
+
+    rng = np.random.default_rng(1)
+    n_pos, n_neg = 1877, 50000
+    y = np.r_[np.ones(n_pos, bool), np.zeros(n_neg, bool)]
+    s = np.floor(np.r_[rng.normal(2.0, 1, n_pos), rng.normal(0, 1, n_neg)] / 0.25) * 0.25
+    c = mi.RocCounts.from_scores(y, s)
+    lim = candidate_limits(c)
+    rep = mi.build_report(
+        {"grid": c}, prevalences=[1e-3], cost_fp=1, cost_fn=200, n_bootstrap=0, progress=False
+    )
+    path = rep.save(tmp_path / "report.html")
+    etas = np.geomspace(1e-5, 0.5, 60)
+    with Chromium(tmp_path, width=1000, height=900) as page:
+        page.open(path)
+        shown = json.loads(page.eval(
+            "JSON.stringify(" + json.dumps([float(e) for e in etas]) + ".map(eta => {"
+            " const b = document.getElementById('prevalence'); b.value = String(eta);"
+            " b.dispatchEvent(new Event('input', {bubbles: true}));"
+            " const r = document.querySelector('#live-table tbody tr');"
+            " return ['threshold', 'precision', 'recall'].map(k => {"
+            "   const td = r.querySelector('[data-col=' + k + ']'), ci = td.querySelector('.ci');"
+            "   return [td.firstChild.textContent, ci ? ci.textContent : null]; }); }))"
+        ))  # fmt: skip
+        assert not page.errors(), json.dumps(page.errors()[:2])[:3000]
+    visited = set()
+    for eta, ((thr, _), (_, prec_ci), (_, rec_ci)) in zip(etas, shown, strict=True):
+        (k,) = np.flatnonzero(c.thresholds == float(thr))  # thresholds are multiples of 0.25
+        visited.add(int(k))
+        sp = mi.uncertainty.selected_point_interval(c, int(k), float(eta), limits=lim)
+        for text, lo, hi in (
+            (prec_ci, sp.precision_low, sp.precision_high),
+            (rec_ci, sp.recall_low, sp.recall_high),
+        ):
+            got = [float(x) for x in text.strip("[]").split(",")]
+            assert got == [pytest.approx(float(f"{v:.3g}"), rel=1e-12) for v in (lo, hi)], (
+                eta, thr, text, lo, hi,
+            )  # fmt: skip
+    # the sweep reaches points where float products (what the page used before) bracket wrongly
+    floats = {
+        k for k in visited
+        if lim.bracket(float(c.tp[k]), float(c.fp[k]))
+        != lim.bracket(c.tp[k] / n_pos * n_pos, c.fp[k] / n_neg * n_neg)
+    }  # fmt: skip
+    assert floats, sorted(visited)
+
+
 def test_csp_allows_inline_only(report_file) -> None:
     """The Content-Security-Policy meta tag: inline scripts/styles, data: images, no network."""
     path, _ = report_file
