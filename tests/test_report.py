@@ -170,6 +170,39 @@ def test_table_numbers_match_metrics(basic, runs):
     assert any(c["ci"] for c in cells)
 
 
+def test_weighted_runs_get_exact_point_estimates_and_say_so():
+    """Sample-weighted counts: AP at η equals scikit-learn's weighted AP (negatives re-weighted
+    to η), no cell, verdict or adequacy row claims an interval, and the page says so once for
+    all weighted runs (the verdict's and the live table's notes too)."""
+    from sklearn.metrics import average_precision_score
+
+    rng = np.random.default_rng(5)
+    y = rng.random(4000) < 0.05
+    w = rng.uniform(0.5, 2.0, y.size)
+    scores = {"w1": rng.normal(size=y.size) + 1.2 * y, "w2": rng.normal(size=y.size) + 2.0 * y}
+    counts = {k: mi.RocCounts.from_scores(y, s, sample_weight=w) for k, s in scores.items()}
+    rep = build_report(counts, prevalences=[1e-3], n_bootstrap=60, progress=False)
+    ctx, eta = rep.context, 1e-3
+    table = next(t for t in ctx["tables"] if float(t["eta_value"]) == eta)
+    for row in table["rows"]:
+        y_w = w * np.where(y, 1.0, (1 - eta) / eta * w[y].sum() / w[~y].sum())
+        ref = average_precision_score(y, scores[row["name"]], sample_weight=y_w)
+        assert row["cells"][0]["value"].split()[0] == _fmt(ref), (row["name"], ref)
+    cells = [c for t in ctx["tables"] for r in t["rows"] for c in r["cells"]]
+    assert cells and all(c["ci"] == "" for c in cells)
+    (v,) = ctx["verdicts"]
+    assert v["precision_ci"] == "" and v["recall_ci"] == ""
+    assert ctx["adequacy"] == []
+    notes = [w["title"] for w in ctx["warnings"]]
+    assert notes.count("Weighted counts.") == 1 and "No bootstrap for weighted counts." not in notes
+    (text,) = [w["text"] for w in ctx["warnings"] if w["title"] == "Weighted counts."]
+    assert text.startswith("w1, w2 carry sample weights") and "point estimates only" in text
+    html = " ".join(parse(rep.html).text)
+    assert "Precision and recall: point estimates (weighted counts have no binomial" in html
+    assert "intervals (none for weighted counts)" in html
+    assert "No run has an operating point this check applies to" in html
+
+
 def test_flip_warning_present_for_flipping_pair():
     a = two_bin(900, 1000)  # high recall, LR 900
     b = two_bin(500, 100)  # low recall, LR 5000: wins at small prevalence

@@ -326,9 +326,10 @@ def build_context(
             {
                 "level": "info",
                 "title": "Weighted counts.",
-                "text": "Binomial intervals of "
-                + _names_short(weighted, 8)
-                + " treat weights as counts.",
+                "text": _names_short(weighted, 8)
+                + (" carries" if len(weighted) == 1 else " carry")
+                + " sample weights: every metric is exact, but intervals, bands and tests need "
+                "whole-number counts, so these numbers are point estimates only.",
             }
         )
     if not chosen:
@@ -387,6 +388,7 @@ def build_context(
         "roc_contradictions": contradictions,
         "lead": lead,
         "n_runs": len(runs),
+        "any_weighted": any(r.counts.weighted for r in runs),
         "big": big,
         "max_rows": MAX_TABLE_ROWS,
         "live_eta": (chosen or v_etas)[0],

@@ -379,15 +379,7 @@ class _Uncertainty:
         if auc.available:
             out[("roc_auc", None)] = (float(auc.low), float(auc.high))
         b = self.opts.n_bootstrap
-        if not b or c.weighted:
-            if b and c.weighted:
-                self.notes.append(
-                    {
-                        "level": "info",
-                        "title": "No bootstrap for weighted counts.",
-                        "text": f"{name}: the count bootstrap needs integer counts.",
-                    }
-                )
+        if not b or c.weighted:  # weighted: point estimates only (one note for all runs)
             return out
         thin = thin_for_bootstrap(c, BOOT_POINTS if full else BOOT_POINTS_REST).counts
         self.n_rest += 0 if full else 1
