@@ -567,3 +567,48 @@ def test_bands_of_the_leading_runs_only_when_many_are_drawn(tmp_path: Path) -> N
     for mode, (_, values, lines) in seen.items():
         assert values == [mode, mode], (mode, values)  # both groups' controls in step
         assert all(v == 1 for v in lines.values()), (mode, lines)
+
+
+def test_every_drawn_run_is_told_apart_beyond_the_palette(tmp_path: Path) -> None:
+    """Ten runs drawn, eight palette colours: the two runs whose colour repeats are drawn
+    dashed (one legend entry per run, its symbol dashed too), and their swatches in the tables
+    and the "Runs drawn" control are striped, so no two drawn runs look alike anywhere."""
+    from mlflow_imbalance.plots import PALETTE
+    from mlflow_imbalance.report.analysis.charts import MAX_LEAD
+
+    rng = np.random.default_rng(11)
+    y = rng.random(3000) < 0.08
+    runs = {f"run {i}": rng.normal(size=y.size) + (0.6 + 0.15 * i) * y for i in range(MAX_LEAD)}
+    assert MAX_LEAD > len(PALETTE)
+    counts = {k: mi.RocCounts.from_scores(y, s) for k, s in runs.items()}
+    rep = mi.build_report(counts, prevalences=[1e-2], n_bootstrap=0, progress=False)
+    path = rep.save(tmp_path / "report.html")
+    with Chromium(tmp_path, width=1400, height=900) as page:
+        page.open(path)
+        looks = json.loads(page.eval("""JSON.stringify((() => {
+          const root = document.getElementById('chart-pr'), lines = {}, legend = {};
+          root.querySelectorAll('g.mark-line path').forEach(p => { lines[p.__data__.datum.run] =
+            [p.getAttribute('stroke'), p.getAttribute('stroke-dasharray') || '']; });
+          root.querySelectorAll('.role-legend-symbol path').forEach(p => {
+            legend[p.__data__.datum.value] = [p.getAttribute('stroke'),
+              p.getAttribute('stroke-dasharray') || '']; });
+          const sw = {};
+          document.querySelectorAll('.run-toggles label').forEach(l => {
+            const s = l.querySelector('.swatch');  /* not the "Bands" control's label */
+            if (s) { sw[l.textContent.trim()] = s.style.background; } });
+          const rows = {};
+          document.querySelectorAll('#tables tbody th.name').forEach(th => {
+            rows[th.textContent.trim()] = th.querySelector('.swatch').style.background; });
+          return {lines, legend, sw, rows};
+        })())"""))  # fmt: skip
+        assert not page.errors()
+    lines, legend = looks["lines"], looks["legend"]
+    assert set(lines) == set(runs) and set(legend) == set(runs)
+    assert len(set(map(tuple, lines.values()))) == len(runs), lines  # all pairs distinct
+    assert legend == lines  # the legend shows each run as drawn
+    dashed = {k for k, (_, d) in lines.items() if d not in ("", "1,0")}  # 1,0: solid
+    assert len(dashed) == len(runs) - len(PALETTE), lines
+    for sw in (looks["sw"], looks["rows"]):
+        assert set(sw) == set(runs), sw
+        assert len(set(sw.values())) == len(runs), sw
+        assert {k for k, v in sw.items() if "repeating-linear-gradient" in v} == dashed, sw

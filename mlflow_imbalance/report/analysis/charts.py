@@ -189,7 +189,13 @@ def _config() -> dict[str, Any]:
             "labelLimit": 260,
             "symbolStrokeWidth": 3,
         },
-        "title": {"fontSize": FONT + 1, "anchor": "start"},
+        # the parenthetical goes to a subtitle line: one long line was cut off at ~1000 px
+        "title": {
+            "fontSize": FONT + 1,
+            "anchor": "start",
+            "subtitleFontSize": FONT,
+            "subtitleColor": "#57606a",
+        },
         "view": {"stroke": "#d0d7de"},
         "customFormatTypes": True,
     }
@@ -245,16 +251,55 @@ def _color(lead: Sequence[str], colors: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
-def _base(title: str, height: int = 300) -> dict[str, Any]:
+def _base(title: str, subtitle: str, height: int = 300) -> dict[str, Any]:
     return {
         "$schema": _SCHEMA,
-        "title": title,
+        "title": {"text": title, "subtitle": subtitle},
         "width": "container",
         "height": height,
         "autosize": {"type": "fit-x", "contains": "padding"},
         "params": _PARAMS,
         "config": _config(),
     }
+
+
+def _dashed(lead: Sequence[str], colors: Mapping[str, str]) -> list[bool]:
+    """Per leading run: does an earlier run have its colour (more runs than the palette)?"""
+    seen: set[str] = set()
+    out = []
+    for n in lead:
+        out.append(colors[n] in seen)
+        seen.add(colors[n])
+    return out
+
+
+def _dash(lead: Sequence[str], colors: Mapping[str, str]) -> dict[str, Any] | None:
+    """Dashed lines for the runs of :func:`_dashed`, or None when every colour is distinct.
+
+    Same field and title as :func:`_color`, so Vega-Lite merges both into one legend.
+    """
+    dashed = _dashed(lead, colors)
+    if not any(dashed):
+        return None
+    return {
+        "field": "run",
+        "type": "nominal",
+        "title": "run (click to hide / show)",
+        "scale": {"domain": list(lead), "range": [[6, 3] if d else [1, 0] for d in dashed]},
+        "legend": {"symbolType": "stroke", "encode": _LEGEND_ENCODE},
+    }
+
+
+def swatches(lead: Sequence[str], colors: Mapping[str, str]) -> dict[str, str]:
+    """CSS ``background`` of each run's swatch in the tables and controls.
+
+    Its colour, striped for a run drawn dashed (its colour repeats an earlier run's).
+    """
+    out = dict(colors)
+    for n, d in zip(lead, _dashed(lead, colors), strict=True):
+        if d:
+            out[n] = f"repeating-linear-gradient(90deg, {colors[n]} 0 4px, #fff 4px 6px)"
+    return out
 
 
 def _curve_layers(
@@ -267,7 +312,7 @@ def _curve_layers(
     tooltip: list[dict[str, Any]],
     step: bool = True,
 ) -> list[dict[str, Any]]:
-    color = _color(lead, colors)
+    color, dash = _color(lead, colors), _dash(lead, colors)
     layers: list[dict[str, Any]] = []
     if band is not None:
         layers.append(
@@ -294,6 +339,7 @@ def _curve_layers(
                 "x": {**x, "field": "x"},
                 "y": {**y, "field": "y"},
                 "color": color,
+                **({"strokeDash": dash} if dash else {}),
                 # strokeOpacity, not opacity: a conditional opacity on the layer that makes
                 # the legend replaces the legend's own encoding (clickable, faded when hidden)
                 "strokeOpacity": _OPACITY,
@@ -385,7 +431,7 @@ def specs(
         "scale": {"type": "sqrt", "domain": [0, 1]},
         "axis": {"values": [0, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 1], "format": "~g"},
     }
-    pr = _base("Precision–recall at the chosen η (moves with the control)")
+    pr = _base("Precision–recall at the chosen η", "moves with the prevalence control")
     pr["layer"] = _curve_layers(
         lead,
         colors,
@@ -429,7 +475,7 @@ def specs(
     # ROC, log FPR (prevalence-free)
     xr = _roc_x_axis(roc_axis)
     yr = {"type": q, "title": "true-positive rate (recall)", "scale": {"domain": [0, 1]}}
-    roc = _base("ROC, log FPR (prevalence-free; the low-FPR end decides precision at small η)")
+    roc = _base("ROC, log FPR", "prevalence-free; the low-FPR end decides precision at small η")
     roc["layer"] = _curve_layers(
         lead,
         colors,
@@ -475,7 +521,7 @@ def specs(
         ye = {"type": q, "title": labels[k]}
         if k == "cost":
             ye["scale"] = {"type": "log"}
-        sp = _base(f"{labels[k]} against η (dashed: chosen η; red ticks: ranking flips)", 280)
+        sp = _base(f"{labels[k]} against η", "dashed: chosen η; red ticks: ranking flips", 280)
         sp["layer"] = [
             {
                 "data": {"name": "rules"},

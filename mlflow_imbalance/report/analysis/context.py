@@ -21,7 +21,13 @@ from mlflow_imbalance.report.analysis._common import (
     _f1_box,
     _Timer,
 )
-from mlflow_imbalance.report.analysis.charts import BAND_RUNS, MAX_LEAD, payload, specs
+from mlflow_imbalance.report.analysis.charts import (
+    BAND_RUNS,
+    MAX_LEAD,
+    payload,
+    specs,
+    swatches,
+)
 from mlflow_imbalance.report.analysis.flips import (
     _flips,
 )
@@ -198,6 +204,7 @@ def build_context(
         notify("verdict", 1, 1)
         colors = {n: "#8c959f" for n in names}
         colors.update(run_colors(lead))
+        swatch = swatches(lead, colors)  # the tables' and controls' colour keys
 
     # ------------------------------------------------------------ ranking flips
     with timer.stage("ranking"):
@@ -222,7 +229,7 @@ def build_context(
                     ).cost
                 )
         data = payload(
-            runs, lead, colors, point, grid, unc, opts, criterion, chosen,
+            runs, lead, swatch, point, grid, unc, opts, criterion, chosen,
             list(test_prev.values()), flips, links,
         )  # fmt: skip
         # the runs whose bands are drawn at first: the best few when more are charted
@@ -236,10 +243,10 @@ def build_context(
     # ------------------------------------------------------------ tables
     with timer.stage("tables"):
         tables = _tables(
-            runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead,
+            runs, point, chosen, swatch, fmt, feta, fci, opts, orders, verdicts, lead,
             reps=getattr(unc, "point_reps", None), shared=unc.shared,
         )  # fmt: skip
-    roc_rows = _roc_rows(runs, point, colors, fmt, fci, unc, conf)
+    roc_rows = _roc_rows(runs, point, swatch, fmt, fci, unc, conf)
 
     # ------------------------------------------------------------ warnings (first in report)
     major = [f for f in flips if f["major"]]
@@ -416,7 +423,7 @@ def build_context(
             f"largest width of the precision band over all η, would be at most "
             f"{ADEQUACY_TOLERANCE:g} (uncertainty.required_sample_size)."
         ),
-        "runs": [_run_row(r, colors[r.name], fmt, feta, fint, links) for r in runs],
+        "runs": [_run_row(r, swatch[r.name], fmt, feta, fint, links) for r in runs],
         "digest_groups": digests,
         "skipped": [{"name": s.name, "run_id": s.run_id, "reason": s.reason} for s in skipped],
     }
