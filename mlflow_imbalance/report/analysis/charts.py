@@ -75,7 +75,7 @@ def _hull(c: Any) -> dict[str, Any]:
 def payload(
     runs: Sequence[Any],
     lead: Sequence[str],
-    colors: Mapping[str, str],
+    swatch: Mapping[str, str],
     point: Mapping[str, Mapping[str, Any]],
     grid: np.ndarray,
     unc: Any,
@@ -86,7 +86,10 @@ def payload(
     flips: Sequence[Mapping[str, Any]],
     links: Mapping[str, str],
 ) -> dict[str, Any]:
-    """The JSON object the page's script reads (``<script type="application/json">``)."""
+    """The JSON object the page's script reads (``<script type="application/json">``).
+
+    ``swatch`` is each run's CSS background for its colour key (:func:`swatches`).
+    """
     lead_set = set(lead)
     out_runs = []
     for r in runs:
@@ -94,7 +97,7 @@ def payload(
         p = point[r.name]
         item: dict[str, Any] = {
             "name": r.name,
-            "color": colors[r.name],
+            "color": swatch[r.name],
             "lead": r.name in lead_set,
             "n_pos": float(c.n_pos),
             "n_neg": float(c.n_neg),
@@ -263,29 +266,33 @@ def _base(title: str, subtitle: str, height: int = 300) -> dict[str, Any]:
     }
 
 
-def _dashed(lead: Sequence[str], colors: Mapping[str, str]) -> list[bool]:
-    """Per leading run: does an earlier run have its colour (more runs than the palette)?"""
-    seen: set[str] = set()
+#: Dash pattern and swatch stripe (px) by how often a colour has already been used.
+_REPEATS = (([1, 0], 0), ([6, 3], 4), ([2, 2], 2), ([8, 2, 2, 2], 6))
+
+
+def _repeats(lead: Sequence[str], colors: Mapping[str, str]) -> list[int]:
+    """Per leading run: how many earlier runs have its colour (more runs than the palette)."""
+    seen: dict[str, int] = {}
     out = []
     for n in lead:
-        out.append(colors[n] in seen)
-        seen.add(colors[n])
+        out.append(seen.get(colors[n], 0) % len(_REPEATS))
+        seen[colors[n]] = seen.get(colors[n], 0) + 1
     return out
 
 
 def _dash(lead: Sequence[str], colors: Mapping[str, str]) -> dict[str, Any] | None:
-    """Dashed lines for the runs of :func:`_dashed`, or None when every colour is distinct.
+    """Dashed lines for runs whose colour repeats, or None when every colour is distinct.
 
     Same field and title as :func:`_color`, so Vega-Lite merges both into one legend.
     """
-    dashed = _dashed(lead, colors)
-    if not any(dashed):
+    rep = _repeats(lead, colors)
+    if not any(rep):
         return None
     return {
         "field": "run",
         "type": "nominal",
         "title": "run (click to hide / show)",
-        "scale": {"domain": list(lead), "range": [[6, 3] if d else [1, 0] for d in dashed]},
+        "scale": {"domain": list(lead), "range": [_REPEATS[k][0] for k in rep]},
         "legend": {"symbolType": "stroke", "encode": _LEGEND_ENCODE},
     }
 
@@ -296,9 +303,10 @@ def swatches(lead: Sequence[str], colors: Mapping[str, str]) -> dict[str, str]:
     Its colour, striped for a run drawn dashed (its colour repeats an earlier run's).
     """
     out = dict(colors)
-    for n, d in zip(lead, _dashed(lead, colors), strict=True):
-        if d:
-            out[n] = f"repeating-linear-gradient(90deg, {colors[n]} 0 4px, #fff 4px 6px)"
+    for n, k in zip(lead, _repeats(lead, colors), strict=True):
+        if k:
+            w = _REPEATS[k][1]
+            out[n] = f"repeating-linear-gradient(90deg, {colors[n]} 0 {w}px, #fff {w}px {w + 2}px)"
     return out
 
 
