@@ -1047,6 +1047,32 @@ def test_thin_for_bootstrap_bounds_and_passthrough():
             u.thin_for_bootstrap(c, bad)
 
 
+def test_recentre_shifts_on_the_logit_scale_and_keeps_limits_at_0_and_1():
+    from scipy.special import expit, logit
+
+    from mlflow_imbalance.stats.headline import recentre
+
+    grid = np.array([1e-4, 1e-3, 1e-2, 0.1])
+    band = bands.Band(
+        grid, "prevalence",
+        estimate=np.array([0.02, 0.1, 0.3, 0.6]),
+        low=np.array([0.0, 0.05, 0.2, 0.5]),
+        high=np.array([0.3, 0.2, 1.0, 0.7]),
+        method="test", confidence=0.95, simultaneous=True, metric="max_f1",
+    )  # fmt: skip
+    exact = np.array([0.03, 0.12, 0.25, 0.62])
+    low, high = recentre(band, exact)
+    # a limit at 0 or 1 stays exactly there (it was 1e-12 / 1 - 1e-12 after the logit clip)
+    assert low[0] == 0.0 and high[2] == 1.0
+    shift = logit(exact) - logit(band.estimate)
+    inner = [1, 2, 3]
+    np.testing.assert_allclose(low[inner], expit(logit(band.low[inner]) + shift[inner]))
+    np.testing.assert_allclose(
+        high[[0, 1, 3]], expit(logit(band.high[[0, 1, 3]]) + shift[[0, 1, 3]])
+    )
+    assert np.all(low <= exact) and np.all(high >= exact)
+
+
 def test_report_and_logging_hook_share_the_thinning():
     """The report's bootstrap and drawing thinning is uncertainty.thin_for_bootstrap."""
     from mlflow_imbalance.report.analysis._common import DRAW_POINTS, draw_counts

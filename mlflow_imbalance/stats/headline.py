@@ -131,15 +131,19 @@ def recentre(band: Band, exact: Any) -> tuple[np.ndarray, np.ndarray]:
 
     ``low' = expit(logit(low) + logit(exact) - logit(band.estimate))`` (likewise ``high``),
     then widened if needed to contain ``exact``: the bootstrap of the thinned counts estimates
-    the spread, the full counts the centre. Values stay inside (0, 1).
+    the spread, the full counts the centre. Values stay inside [0, 1]; a limit at 0 or 1
+    stays there (a finite shift of logit 0 = -inf is still -inf; without this, the clip in
+    :func:`_logit` turned a lower limit of 0 into ``1e-12``, printed as such in the report).
 
     Returns:
         ``(low, high)`` arrays on the band's grid.
     """
     ex = np.asarray(exact, dtype=float)
     shift = _logit(ex) - _logit(band.estimate)
-    low = _expit(_logit(band.low) + shift)
-    high = _expit(_logit(band.high) + shift)
+    b_low = np.asarray(band.low, dtype=float)
+    b_high = np.asarray(band.high, dtype=float)
+    low = np.where(b_low <= 0.0, 0.0, _expit(_logit(b_low) + shift))
+    high = np.where(b_high >= 1.0, 1.0, _expit(_logit(b_high) + shift))
     return np.minimum(low, ex), np.maximum(high, ex)
 
 
