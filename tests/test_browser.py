@@ -401,7 +401,8 @@ def test_live_bounds_bracket_the_point_by_its_integer_counts(tmp_path: Path) -> 
     ``selected_point_interval`` at the page's operating point. Guarded: the sweep visits points
     where bracketing by the float products instead of the integer counts gives other bounds.
     Built without bootstrap replicates (``n_bootstrap=0``): the control must not feed the PR
-    chart a band its spec does not declare (it threw "Unrecognized data set" there)."""
+    chart a band its spec does not declare (it threw "Unrecognized data set" there), and no
+    "Bands" control is offered."""
     from mlflow_imbalance.stats.decision import candidate_limits
 
     rng = np.random.default_rng(1)
@@ -427,6 +428,8 @@ def test_live_bounds_bracket_the_point_by_its_integer_counts(tmp_path: Path) -> 
             "   return [td.firstChild.textContent, ci ? ci.textContent : null]; }); }))"
         ))  # fmt: skip
         assert not page.errors(), json.dumps(page.errors()[:2])[:3000]
+        # no band is drawn, so the page offers no "Bands" control
+        assert page.eval("document.querySelectorAll('select.bands').length") == 0
     visited = set()
     for eta, ((thr, _), (_, prec_ci), (_, rec_ci)) in zip(etas, shown, strict=True):
         (k,) = np.flatnonzero(c.thresholds == float(thr))  # thresholds are multiples of 0.25

@@ -201,6 +201,17 @@ def test_weighted_runs_get_exact_point_estimates_and_say_so():
     assert "Precision and recall: point estimates (weighted counts have no binomial" in html
     assert "intervals (none for weighted counts)" in html
     assert "No run has an operating point this check applies to" in html
+    # the header and the charts follow the runs: no intervals, replicates or bands to announce
+    assert (
+        "Uncertainty point estimates only (weighted counts: no intervals, bands or tests)" in html
+    )
+    assert "60 bootstrap replicates" not in html and "Shaded:" not in html
+    assert ctx["data"]["has_bands"] is False
+    assert all(
+        "band" not in layer.get("data", {}).get("name", "")
+        for spec in ctx["specs"].values()
+        for layer in spec.get("layer", [])
+    )
 
 
 def test_flip_warning_present_for_flipping_pair():

@@ -234,9 +234,14 @@ def build_context(
         )  # fmt: skip
         # the runs whose bands are drawn at first: the best few when more are charted
         data["band_runs"] = _leading(lead, v_orders, BAND_RUNS)
+        # one flag for the band layers, the page's "Bands" control and the "Shaded" sentence:
+        # no bands without replicates, nor for weighted runs (they have none)
+        data["has_bands"] = bool(opts.n_bootstrap) and any(
+            "roc_band" in it or it.get("sweep_bands") for it in data["runs"] if it["lead"]
+        )
         chart_specs = specs(
             lead, colors, criterion, "", (float(grid[0]), float(grid[-1])),
-            bool(opts.n_bootstrap), cost_rule, tuple(data["roc_axis"]),
+            data["has_bands"], cost_rule, tuple(data["roc_axis"]),
         )  # fmt: skip
         notify("charts", 1, 1)
 
@@ -396,6 +401,8 @@ def build_context(
         "lead": lead,
         "n_runs": len(runs),
         "any_weighted": any(r.counts.weighted for r in runs),
+        "all_weighted": all(r.counts.weighted for r in runs),  # no interval, band or test
+        "has_bands": data["has_bands"],
         "big": big,
         "max_rows": MAX_TABLE_ROWS,
         "live_eta": (chosen or v_etas)[0],
@@ -404,7 +411,11 @@ def build_context(
         "data": data,
         "specs": chart_specs,
         "chart_ids": list(chart_specs),
-        "bands_note": unc.bands_note,
+        "bands_note": (
+            "none drawn: the runs carry sample weights, and the bands need whole-number counts."
+            if all(r.counts.weighted for r in runs)
+            else unc.bands_note
+        ),
         "adequacy": _adequacy_rows(runs, point, chosen, feta, fmt, fint),
         # per run and metric: (exact values, draws) at the table's prevalences (test first),
         # behind the table intervals, the ties and the verdict's unpaired test
