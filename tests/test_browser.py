@@ -394,6 +394,31 @@ def test_report_in_headless_chromium(report_file, tmp_path: Path) -> None:
     (ARTIFACTS / "report-chromium.png").write_bytes(shot)
 
 
+def test_tables_fit_a_narrow_window(report_file, tmp_path: Path) -> None:
+    """At 800 px every column of the per-prevalence tables (six, with costs) is in view
+    without sideways scrolling: the "best" badge gives way to the green cell and its "#1";
+    run names wrap. The run column is sticky for wider tables."""
+    path, _ = report_file
+    with Chromium(tmp_path, width=800, height=900) as page:
+        page.open(path)
+        info = json.loads(page.eval("""JSON.stringify({
+          page: document.documentElement.scrollWidth - window.innerWidth,
+          tables: [...document.querySelectorAll('.table-wrap')].map(e =>
+            [e.closest('section').id, e.scrollWidth - e.clientWidth]),
+          columns: [...document.querySelectorAll('.ptable table.summary thead')].map(h =>
+            h.querySelectorAll('th').length),
+          badges: [...document.querySelectorAll('.ptable td .badge.ok')].map(b =>
+            getComputedStyle(b).display),
+          sticky: getComputedStyle(document.querySelector('.ptable tbody th.name')).position
+        })"""))  # fmt: skip
+        assert not page.errors(), page.errors()[:2]
+    assert info["page"] <= 0, info["page"]
+    assert info["columns"] and min(info["columns"]) == 7, info["columns"]  # run + 6 metrics
+    assert info["tables"] and max(o for _, o in info["tables"]) <= 0, info["tables"]
+    assert info["badges"] and set(info["badges"]) == {"none"}
+    assert info["sticky"] == "sticky"
+
+
 def test_live_bounds_bracket_the_point_by_its_integer_counts(tmp_path: Path) -> None:
     """Sweep η through the live control on a run whose counts do not survive ``TPR * n_pos`` in
     floating point (1,877 positives; scores on a 0.25 grid, so every threshold is a candidate
