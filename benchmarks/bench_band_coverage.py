@@ -28,7 +28,8 @@ level and power of the report's unpaired flip test (:func:`report_flips`); ``...
 and without its floor (:func:`verdict_level_paired`);
 ``... --headline MODEL P N [R]``: the headline intervals alone at many test sets
 (:func:`headline_only`; MODEL ``binormal`` or ``skewed``); ``... --verdict-report [R] [B]``:
-the level of the report's verdict for runs on shared examples (:func:`verdict_level_report`).
+the level of the report's verdict for runs on shared examples (:func:`verdict_level_report`);
+``... --cost [R] [B]``: the tables' lowest-expected-cost interval (:func:`cost_coverage`).
 """
 
 from __future__ import annotations
@@ -402,14 +403,17 @@ def verdict_level(r: int, b: int) -> None:
     code (``_Uncertainty.bootstrap`` with the report's thinning, then the verdict's test):
     "null" = both from the same binormal model; "least favourable" = the flip study's second
     model (equal ranking at the top: true AP difference 0.0001 at eta = 1e-4, 0.0014 at 1e-3).
-    "now" = the report's test (each run's variance the larger of its count-bootstrap
-    replicates' and its Bayesian draws'); the same z with only the count-bootstrap variance
+    "now" = the report's test: z with each run's variance the larger of its count-bootstrap
+    replicates' and its Bayesian draws', or the two runs' table intervals apart
+    (``intervals_apart``); "z-test alone" without the second rule; the same z with only the
+    count-bootstrap variance
     (200 replicates on counts thinned to 80 points, as the report's) and with only the
     Bayesian draws' variance (B draws, 40 points: what the report used before).
     """
     from types import SimpleNamespace
 
     from mlflow_imbalance.report.analysis import verdict
+    from mlflow_imbalance.report.analysis._common import APART_KEYS, intervals_apart
     from mlflow_imbalance.report.analysis.intervals import BOOT_POINTS_REST, _Uncertainty
     from mlflow_imbalance.report.build import _stable_seed
     from mlflow_imbalance.report.options import _options
@@ -427,12 +431,16 @@ def verdict_level(r: int, b: int) -> None:
     print(f"\nreport's unpaired difference test, R = {r} pairs of test sets, B = {b}; share of")
     print(f"pairs with p < 0.05 at eta = {', '.join(f'{e:g}' for e in etas)} (MC s.e. ")
     print(f"{np.sqrt(0.05 * 0.95 / r):.3f} at 0.05)")
-    print("\n| scenario | P / N | metric | now | count bootstrap alone | Bayesian alone (before) |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "\n| scenario | P / N | metric | now | z-test alone | count bootstrap alone "
+        "| Bayesian alone (before) |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for scen in ("null", "least favourable"):
         for n_pos, n_neg in REGIMES[:2]:
             rng = np.random.default_rng(4000 + n_pos)
             rej = {k: np.zeros((3, etas.size)) for k in keys}
+            rej_z = {k: np.zeros(etas.size) for k in keys}  # the z-test alone
             for i in range(r):
                 y = np.zeros(n_pos + n_neg, dtype=bool)
                 y[:n_pos] = True
@@ -447,8 +455,9 @@ def verdict_level(r: int, b: int) -> None:
                 opts = _options(list(etas), None, "x", None, None, 0.95, b, i, None)
                 unc = _Uncertainty(opts, _stable_seed)
                 var: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+                ci = {}
                 for run in runs:
-                    unc.bootstrap(run.name, run.counts, etas, grid, None, full=False)
+                    ci[run.name] = unc.bootstrap(run.name, run.counts, etas, grid, None, full=False)
                     for kind, pts in (("boot", BOOTSTRAP_POINTS), ("bayes", BOOT_POINTS_REST)):
                         th = thin_for_bootstrap(run.counts, pts).counts
                         st = {k: metric_statistic(th, k, etas) for k in keys[:3]}
@@ -461,7 +470,9 @@ def verdict_level(r: int, b: int) -> None:
                 for k in keys:
                     for j, e in enumerate(etas):
                         _, p, _ = verdict._test(k, runs[0], runs[1], float(e), j, opts, unc, i)
-                        rej[k][0, j] += p is not None and p < 0.05
+                        apart = k in APART_KEYS and intervals_apart(ci["a"][k, j], ci["b"][k, j])
+                        rej[k][0, j] += p is not None and (p < 0.05 or apart)
+                        rej_z[k][j] += p is not None and p < 0.05
                         if k == "roc_auc":
                             continue
                         ex = unc.point_reps["a"][k][0][j] - unc.point_reps["b"][k][0][j]
@@ -470,8 +481,9 @@ def verdict_level(r: int, b: int) -> None:
                             rej[k][row, j] += sd > 0 and abs(ex) / sd > 1.959964
             for k in keys:
                 cols = [" / ".join(f"{x / r:.3f}" for x in rej[k][row]) for row in range(3)]
+                cols.insert(1, " / ".join(f"{x / r:.3f}" for x in rej_z[k]))
                 if k == "roc_auc":
-                    cols[1:] = ["-", "-"]
+                    cols[1:] = ["-", "-", "-"]
                 name = "roc_auc (unpaired DeLong)" if k == "roc_auc" else k
                 print(f"| {scen} | {n_pos} / {n_neg} | {name} | {' | '.join(cols)} |")
             sys.stdout.flush()
@@ -534,7 +546,8 @@ def verdict_level_report(r: int, b: int) -> None:
     each positive, independently with probability 0.1, above every negative (as a signature
     rule does: a run with no negative above its top scores). Criteria: AP, and the lowest
     expected cost (C_FP = 1, C_FN = 100); share of test sets whose verdict at eta = 1e-4 and
-    1e-3 calls the runner-up significantly worse (p < 0.05).
+    1e-3 calls the runner-up significantly worse (``Verdict.significant``: p < 0.05, or for AP
+    the two runs' intervals apart).
     """
     from mlflow_imbalance.report.model import RunData
 
@@ -543,7 +556,7 @@ def verdict_level_report(r: int, b: int) -> None:
     y[:200] = True
     print(f"\nthe report's verdict, same model, R = {r} test sets, B = {b} (MC s.e. ", end="")
     print(f"{np.sqrt(0.05 * 0.95 / r):.3f} at 0.05)")
-    print("\n| null | criterion | p < 0.05 at eta = 1e-4 | at 1e-3 |\n|---|---|---|---|")
+    print("\n| null | criterion | significant at eta = 1e-4 | at 1e-3 |\n|---|---|---|---|")
     for scen in ("null", "saturated"):
         rng = np.random.default_rng([6, len(scen)])
         rej = {(m, e): 0 for m in ("ap", "cost") for e in etas}
@@ -562,11 +575,75 @@ def verdict_level_report(r: int, b: int) -> None:
                     runs, prevalences=list(etas), n_bootstrap=b, seed=i, progress=False,
                     primary_metric="ap", **costs,
                 )  # fmt: skip
-                for v in rep.verdict:
-                    rej[m, v.prevalence] += bool(v.p_value is not None and v.p_value < 0.05)
+                for v in rep.verdict:  # as the report decides: z, or AP intervals apart
+                    rej[m, v.prevalence] += bool(v.significant)
         for m in ("ap", "cost"):
             print(f"| {scen} | {m} | {rej[m, 1e-4] / r:.3f} | {rej[m, 1e-3] / r:.3f} |")
             sys.stdout.flush()
+
+
+def cost_coverage(r: int, b: int) -> None:
+    """Coverage of the report's lowest-expected-cost interval (the tables' cost cells).
+
+    Through the report's own code (``_Uncertainty.bootstrap`` of a drawn run: counts thinned
+    to 80 points, B Bayesian draws, ``min_cost_interval``) on the two models and the first two
+    regimes, with C_FP = 1 and C_FN = 1 or 100, at eta = 1e-4, 1e-3, 1e-2, 0.1. Truth: the
+    model's lowest expected cost per case, min over its thresholds and flagging nothing (exact
+    for the discretised model). "before" = equal-tailed quantiles of the same kind of draws
+    shifted onto the exact value (the report's interval until now), on a second draw set.
+    Prints coverage (MC s.e. sqrt(c (1 - c) / R)), the share of truths above the interval and
+    the mean width over the truth.
+    """
+    from mlflow_imbalance.core import curves as _curves
+    from mlflow_imbalance.report.analysis.intervals import _Uncertainty
+    from mlflow_imbalance.report.build import _stable_seed
+    from mlflow_imbalance.report.options import _options
+    from mlflow_imbalance.stats.bootstrap import bayesian_statistics, min_cost_statistic
+    from mlflow_imbalance.stats.headline import BOOTSTRAP_POINTS, thin_for_bootstrap
+
+    etas = np.array([1e-4, 1e-3, 1e-2, 0.1])
+    grid = np.logspace(-4, np.log10(0.5), 30)
+    print(f"\nlowest expected cost interval, R = {r} test sets, B = {b}; at eta = ")
+    print(f"{', '.join(f'{e:g}' for e in etas)} (MC s.e. {np.sqrt(0.05 * 0.95 / r):.3f} at 0.95)")
+    print("\n| model | P / N | C_FN | coverage now | before | truth above: now; before |")
+    print("|---|---|---|---|---|---|")
+    models = (("binormal", binormal_model(2.0)), ("skewed/tied", skewed_model()))
+    for mname, m in models:
+        for n_pos, n_neg in REGIMES[:2]:
+            for cfn in (1.0, 100.0):
+                t, f = np.r_[0.0, m["T"]], np.r_[0.0, m["F"]]
+                truth = np.array(
+                    [np.min((1 - e) * f + cfn * e * (1 - t)) for e in etas]
+                )  # fmt: skip
+                rng = np.random.default_rng(5000 + n_pos)
+                hit = np.zeros((2, etas.size))
+                above = np.zeros((2, etas.size))
+                for i, c in enumerate(draw_counts(rng, m, n_pos, n_neg, r)):
+                    opts = _options(list(etas), None, "x", 1.0, cfn, 0.95, b, i, None)
+                    unc = _Uncertainty(opts, _stable_seed)
+                    sweep = {k: np.zeros(grid.size) for k in ("ap", "pr_auc", "max_f1")}
+                    ci = unc.bootstrap("a", c, etas, grid, sweep, full=True)
+                    lo = np.array([ci["cost", j][0] for j in range(etas.size)])
+                    hi = np.array([ci["cost", j][1] for j in range(etas.size)])
+                    thin = thin_for_bootstrap(c, BOOTSTRAP_POINTS).counts
+                    st = {"cost": min_cost_statistic(thin, etas, 1.0, cfn)}
+                    d = bayesian_statistics(thin, st, b, rng)["cost"]
+                    ex = np.atleast_1d(_curves.optimal_operating_point(c, etas, 1.0, cfn).cost)
+                    shift = ex - st["cost"].estimate(thin)
+                    q = np.quantile(d, [0.025, 0.975], axis=0)
+                    lo0 = np.minimum(np.maximum(q[0] + shift, 0.0), ex)
+                    hi0 = np.maximum(q[1] + shift, ex)
+                    for row, (a, z) in enumerate(((lo, hi), (lo0, hi0))):
+                        hit[row] += (a <= truth) & (truth <= z)
+                        above[row] += truth > z
+                cols = [" / ".join(f"{x / r:.3f}" for x in hit[row]) for row in range(2)]
+                ab = " / ".join(f"{x / r:.3f}" for x in above[0])
+                ab0 = " / ".join(f"{x / r:.3f}" for x in above[1])
+                print(
+                    f"| {mname} | {n_pos} / {n_neg} | {cfn:g} | {cols[0]} | {cols[1]} "
+                    f"| {ab}; {ab0} |"
+                )
+                sys.stdout.flush()
 
 
 #: The studies run by a flag: (function, converters of the positional arguments, defaults).
@@ -578,6 +655,7 @@ STUDIES = {
     "--verdict": (verdict_level, (int, int), (500, 1000)),
     "--headline": (headline_only, (str, int, int, int), (None, None, None, 1500)),
     "--flips": (flips, (int, int), (200, 200)),
+    "--cost": (cost_coverage, (int, int), (300, 1000)),
 }
 
 

@@ -214,6 +214,66 @@ def test_weighted_runs_get_exact_point_estimates_and_say_so():
     )
 
 
+def test_ties_follow_the_intervals_and_a_column_of_ties_names_no_best():
+    """At η = 1e-4 the unpaired z-test's variance comes from heavy-tailed replicates (a
+    resample without the negative that outranks the top positives lifts AP several-fold), so
+    it called a run with AP 0.02 [0.008, 0.04] tied with one at 3e-4 [2.7e-4, 3.9e-4]. Two
+    valid 95% intervals that do not overlap reject equality at level ≤ 0.05 per direction
+    (docs/statistics.md measures that this never adds a rejection with equal models): the
+    verdict calls such a difference significant and says why, and no table cell is marked
+    tied with the best when their intervals are apart. A column where every run is tied with
+    the top names no best."""
+    rng = np.random.default_rng(0)
+    y = rng.random(20000) < 0.02
+    a = rng.normal(size=y.size) + 2.35 * y
+    b = rng.normal(size=y.size) + 1.3 * y + 0.6 * rng.standard_t(3, size=y.size)
+    counts = {"A": mi.RocCounts.from_scores(y, a), "B": mi.RocCounts.from_scores(y, b)}
+    rep = build_report(counts, prevalences=[1e-4], n_bootstrap=60, progress=False)
+    (v,) = rep.context["verdict_data"]
+    # the scenario: A leads clearly, yet the z-test alone does not separate the two
+    assert v.run == "A" and v.p_value >= 0.05
+    assert metrics.average_precision(counts["A"], 1e-4) > 20 * metrics.average_precision(
+        counts["B"], 1e-4
+    )
+    assert v.significant is True and v.intervals_apart is True
+    html = " ".join(parse(rep.html).text)
+    assert "Better than B (their 95% AP intervals do not overlap; the z-test alone: p =" in html
+    assert "Significantly better than B (their 95% AP intervals do not overlap; the z-test " in (
+        v.text
+    )
+    bounds = re.compile(r"\[([^,]+), ([^\]]+)\]")
+    n_apart = 0
+    for t in rep.context["tables"]:
+        best = {}
+        for row in t["rows"]:
+            for col, cell in zip(t["columns"], row["cells"], strict=True):
+                if cell["best"]:
+                    best[col["key"]] = cell
+        for row in t["rows"]:
+            for col, cell in zip(t["columns"], row["cells"], strict=True):
+                if cell["best"] or not cell["ci"] or col["key"] not in best:
+                    continue
+                lo, hi = map(float, bounds.fullmatch(cell["ci"]).groups())
+                b_lo, b_hi = map(float, bounds.fullmatch(best[col["key"]]["ci"]).groups())
+                if lo > b_hi or b_lo > hi:
+                    n_apart += 1
+                    assert not cell["tie"], (t["label"], row["name"], col["key"])
+    assert n_apart >= 3  # AP, PR-AUC and max-F1 at η = 1e-4 at least
+    # a column names a best only when its lead separates it from some run: at η = 1e-4 both
+    # operating points rest on a handful of cases (precision intervals ~[0.003, 1] and
+    # [5e-6, 0.07]), so the precision column has no winner and both read "#k="
+    no_winner = []
+    for t in rep.context["tables"]:
+        for i, col in enumerate(t["columns"]):
+            cells = [row["cells"][i] for row in t["rows"]]
+            if any(c["best"] for c in cells):
+                assert not all(c["tie"] for c in cells if not c["best"]), (t["label"], col)
+            else:
+                assert all(c["tie"] for c in cells), (t["label"], col)
+                no_winner.append((t["eta_value"], col["key"]))
+    assert (repr(1e-4), "precision") in no_winner
+
+
 def test_flip_warning_present_for_flipping_pair():
     a = two_bin(900, 1000)  # high recall, LR 900
     b = two_bin(500, 100)  # low recall, LR 5000: wins at small prevalence

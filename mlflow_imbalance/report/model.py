@@ -107,6 +107,9 @@ class Verdict:
         difference: criterion difference (recommended minus runner-up).
         p_value: two-sided p-value of that difference (None when not tested).
         significant: True / False, or None when not tested.
+        intervals_apart: True when ``significant`` rests on the two runs' criterion intervals
+            not overlapping while the z-test alone gave ``p_value`` ≥ α (heavy-tailed
+            replicates at small η).
         test: how the difference was tested.
         more_data: what more data would separate a tie ("" otherwise).
         disagree: metrics that pick another run at η, one line.
@@ -134,6 +137,7 @@ class Verdict:
     difference: float | None = None
     p_value: float | None = None
     significant: bool | None = None
+    intervals_apart: bool = False
     test: str = ""
     more_data: str = ""
     disagree: str = ""

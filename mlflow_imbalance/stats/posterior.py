@@ -54,6 +54,7 @@ __all__ = [
     "band_from_draws",
     "credible_band",
     "max_band",
+    "min_cost_interval",
     "recentre_max",
 ]
 
@@ -74,6 +75,46 @@ def recentre_max(draws: np.ndarray, base: np.ndarray, estimate: np.ndarray) -> n
     matter and keeps its low-prevalence shift where it does.
     """
     return draws - (np.median(base, axis=0) - estimate)
+
+
+def min_cost_interval(
+    draws: Any, base: Any, estimate: Any, exact: Any, confidence: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pointwise interval of the lowest expected cost per case, ``(low, high)`` per η.
+
+    The lowest cost over thresholds is a minimum: its estimate is biased *down* (the mirror
+    of max-F1), and equal-tailed quantiles of the draws shifted onto ``exact`` left the truth
+    above the interval in up to 18.5 % of test sets (a scratch run on continuous binormal
+    scores, 200 / 20,000 and 1,000 / 100,000, 200 test sets, B = 1000: coverage 0.81-0.94
+    with C_FP = 1, C_FN = 100; 0.86-0.93 at η = 1e-2 and 0.1 with equal costs). So, as for
+    max-F1: the draws are moved by the
+    selection bias (:func:`recentre_max`: median of the plain draws ``base`` minus the
+    ``estimate`` they were drawn around) and α is split unevenly, mirrored --
+    ``MAX_UPPER_ALPHA`` · α of the draws left below, ``MAX_LOWER_ALPHA`` · α above. Where the
+    minimum sits at the flag-nothing cap η·C_FN (η = 1e-4 with equal costs) that recentred
+    interval misses (0.01-0.21) and the plain one covers, so the result is the union of the
+    two, clipped at 0 and widened to contain ``exact``. Measured coverage 0.927-1.000 over
+    32 cells (``bench_band_coverage.py --cost``: binormal and skewed/tied models, 200 / 20,000
+    and 1,000 / 100,000, C_FN = 1 and 100, η = 1e-4 ... 0.1; the plain interval 0.887-1.000),
+    at 1.1-1.3 times the plain interval's width (scratch, continuous binormal).
+
+    Args:
+        draws: Bayesian draws of the lowest cost ``(B, M)`` (with the pseudo-negative).
+        base: the same draws without it (``"cost:base"`` of ``bayesian_statistics``).
+        estimate: the lowest cost on the counts the draws come from ``(M,)``.
+        exact: the exact lowest cost on the full counts ``(M,)``.
+        confidence: nominal level.
+    """
+    d = np.asarray(draws, dtype=float)
+    est = np.asarray(estimate, dtype=float)
+    ex = np.asarray(exact, dtype=float)
+    alpha = 1.0 - confidence
+    plain = np.quantile(d, [alpha / 2, 1 - alpha / 2], axis=0)
+    moved = recentre_max(d, np.asarray(base, dtype=float), est)
+    sel = np.quantile(moved, [MAX_UPPER_ALPHA * alpha, 1 - MAX_LOWER_ALPHA * alpha], axis=0)
+    low = ex + np.minimum(plain[0], sel[0]) - est
+    high = ex + np.maximum(plain[1], sel[1]) - est
+    return np.minimum(np.maximum(low, 0.0), ex), np.maximum(high, ex)
 
 
 def credible_band(

@@ -199,8 +199,9 @@ def build_context(
             seed_for, MAX_PAIRED_EXAMPLES,
         )  # fmt: skip
         verdicts, orders = build_verdicts(
-            runs, v_etas, v_index, opts, unc, fmt, feta, fint, seed_for, fci
-        )
+            runs, v_etas, v_index, opts, unc, fmt, feta, fint, seed_for, fci,
+            intervals={n: point[n]["boot"] for n in names},
+        )  # fmt: skip
         notify("verdict", 1, 1)
         colors = {n: "#8c959f" for n in names}
         colors.update(run_colors(lead))
@@ -536,6 +537,7 @@ def _verdict_view(
             else fmt(v.runner_up_value * (v.per if v.criterion_key == "cost" else 1), 3)
         ),
         "significant": v.significant,
+        "intervals_apart": v.intervals_apart,
         "p": (None if v.p_value is None else p_value_text(v.p_value, 1 - alpha_conf)),
         "test": v.test,
         "more_data": v.more_data,

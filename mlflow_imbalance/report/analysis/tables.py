@@ -9,9 +9,7 @@ from typing import Any
 
 from scipy import stats as _sps
 
-from mlflow_imbalance.report.analysis._common import (
-    _rank,
-)
+from mlflow_imbalance.report.analysis._common import APART_KEYS, _rank, intervals_apart
 from mlflow_imbalance.report.analysis.paired import SharedReplicates
 
 logger = logging.getLogger(__name__)
@@ -72,6 +70,23 @@ def _not_worse(
     if not sd > 0:
         return diff == 0
     return bool(2 * _sps.norm.sf(abs(diff / sd)) >= 1 - conf)
+
+
+def _no_winner(cells: list[dict[str, Any]]) -> None:
+    """Drop the "best" of a column whose every other run is tied with its best, in place.
+
+    The top cell(s) lose the badge and shading and read "#1=" like the rest: the leader's lead
+    is not supported by the data (e.g. a precision of 1 from a handful of cases, interval
+    [1e-4, 1], at η = 1e-4).
+    """
+    if len(cells) < 2 or not any(c["best"] for c in cells):
+        return
+    if not all(c["tie"] for c in cells if not c["best"]):
+        return
+    for c in cells:
+        if c["best"]:
+            kept = [k for k in c["classes"].split() if k != "best"]
+            c.update(best=False, tie=True, classes=" ".join([*kept, "tie"]))
 
 
 def _verdict_at(verdicts: Any, eta: float) -> Any:
@@ -154,7 +169,11 @@ def _tables(
                 elif not is_best and best_i is not None:
                     tested = _not_worse(reps, n, order[best_i], key, j, opts.confidence, shared)
                 if tested is not None:
-                    tie = tested
+                    # never "tied" with the best when the two intervals are apart (as the
+                    # verdict: intervals_apart)
+                    tie = tested and not (
+                        key in APART_KEYS and intervals_apart((lo, hi), vals[best_i][1:])
+                    )
                 elif not is_best and best_i is not None and lo is not None and hi is not None:
                     b_lo, b_hi = vals[best_i][1], vals[best_i][2]
                     if b_lo is not None and b_hi is not None:
@@ -178,6 +197,7 @@ def _tables(
                         "classes": " ".join(classes),
                     }
                 )  # fmt: skip
+            _no_winner([cell_rows[n][-1] for n in order])
         rows = []
         lead_set = set(lead)
         for k, n in enumerate(order):
@@ -256,6 +276,7 @@ def _roc_rows(runs, point, colors, fmt, fci, unc, conf) -> list[dict[str, Any]]:
                 "test": p_txt,
             }
         )
+    _no_winner(rows)
     return rows
 
 

@@ -36,6 +36,7 @@ from scipy import stats as _sps
 from mlflow_imbalance.core import curves as _curves
 from mlflow_imbalance.core import metrics as _metrics
 from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.report.analysis._common import APART_KEYS, intervals_apart
 from mlflow_imbalance.report.model import Verdict
 from mlflow_imbalance.report.options import PRIMARY_METRICS
 from mlflow_imbalance.stats.compare import delong_test, delong_test_unpaired, paired_metric_test
@@ -224,6 +225,7 @@ def build_verdicts(
     fint: Any,
     seed_for: Any,
     fci: Any,
+    intervals: Mapping[str, Mapping[tuple, Any]] | None = None,
 ) -> tuple[list[Verdict], dict[float, list[str]]]:
     """One :class:`Verdict` per η of ``etas``, plus each η's full order of runs (best first).
 
@@ -239,7 +241,11 @@ def build_verdicts(
         fint: integer formatter.
         seed_for: ``(seed, *parts) -> SeedSequence`` for the paired tests.
         fci: the interval formatter (``[lo, hi]`` or "").
+        intervals: per run, the table intervals ``{(key, j): (low, high)}``: runs whose
+            intervals on the criterion do not overlap are significantly different whatever
+            the z-test says (:func:`~mlflow_imbalance.report.analysis._common.intervals_apart`).
     """
+    intervals = intervals or {}
     key = "cost" if opts.costs_given else opts.primary_metric
     label = _LABELS[key]
     counts = {r.name: r.counts for r in runs}
@@ -277,6 +283,7 @@ def build_verdicts(
         z = p = None
         test_txt = more = ""
         sig: bool | None = None
+        apart = False
         diff = None
         if runner is not None:
             diff = vals[best][key] - vals[runner][key]
@@ -284,6 +291,20 @@ def build_verdicts(
             z, p, test_txt = _test(key, by_name[best], by_name[runner], eta, j, opts, unc, rng_seed)
             if p is not None:
                 sig = bool(p < 1 - conf)
+                if (
+                    not sig
+                    and j is not None
+                    and key in APART_KEYS
+                    and intervals_apart(
+                        intervals.get(best, {}).get((key, j)),
+                        intervals.get(runner, {}).get((key, j)),
+                    )
+                ):
+                    sig = apart = True
+                    test_txt += (
+                        f"; significant all the same: the two runs’ {conf:.0%} {label} "
+                        "intervals do not overlap"
+                    )
                 if not sig:
                     more = _more_data(z, conf, c, counts[runner], fint)
         # other metrics that would pick another run
@@ -322,6 +343,7 @@ def build_verdicts(
                 difference=diff,
                 p_value=p,
                 significant=sig,
+                intervals_apart=apart,
                 test=test_txt,
                 more_data=more,
                 disagree=disagree,
@@ -347,6 +369,7 @@ def build_verdicts(
                     feta,
                     fint,
                     cis=(fci(p_lo, p_hi), fci(r_lo, r_hi)),
+                    apart=apart,
                 ),
             )
         )
@@ -360,7 +383,7 @@ def _with_ci(value: str, ci: str) -> str:
 
 def _sentence(
     eta, best, key, label, vals, thr, prec, tpr, per, alerts, caught, runner, p, sig, more,
-    disagree, opts, fmt, feta, fint, cis=("", ""),
+    disagree, opts, fmt, feta, fint, cis=("", ""), apart=False,
 ) -> str:  # fmt: skip
     how = (
         f"lowest expected cost, {fmt(vals[best]['cost'] * per, 3)} per {fint(per)} cases "
@@ -380,7 +403,12 @@ def _sentence(
     )
     if runner is None:
         return text
-    if sig is True:
+    if sig is True and apart:
+        text += (
+            f" Significantly better than {runner} (their {opts.confidence:.0%} {label} "
+            f"intervals do not overlap; the z-test alone: {_p(p, 1 - opts.confidence)})."
+        )
+    elif sig is True:
         text += f" Significantly better than {runner} ({_p(p, 1 - opts.confidence)})."
     elif sig is False:
         text += f" A statistical tie with {runner} ({_p(p, 1 - opts.confidence)}). {more}".rstrip()
