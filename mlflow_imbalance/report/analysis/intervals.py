@@ -293,10 +293,10 @@ class _Uncertainty:
                 "replicates' covariance, so a run with no negative above its top scores keeps "
                 "its long lower tail. Other runs: unpaired, each run's variance the larger of "
                 "its count-bootstrap and Bayesian-draw variances. Both keep false alarms near "
-                "the nominal level with identical models (measured). Two runs whose intervals "
-                "do not overlap are different whatever z says: at small η the replicates are "
-                "heavy-tailed and z can miss a many-fold difference (this never added a false "
-                "alarm in the measurements).",
+                "the nominal level with identical models (measured). Two runs whose AP, PR-AUC "
+                "or max-F1 intervals do not overlap differ whatever z says: at small η the "
+                "replicates are heavy-tailed and z can miss a many-fold difference (this never "
+                "added a false alarm in the measurements).",
             }
         )
         out.append(
