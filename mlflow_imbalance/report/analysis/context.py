@@ -365,6 +365,7 @@ def build_context(
         else "the max-F1 threshold"
     )
     big = len(runs) > MAX_TABLE_ROWS
+    all_weighted = all(r.counts.weighted for r in runs)
     return {
         "title": title,
         "experiment": experiment,
@@ -402,7 +403,7 @@ def build_context(
         "lead": lead,
         "n_runs": len(runs),
         "any_weighted": any(r.counts.weighted for r in runs),
-        "all_weighted": all(r.counts.weighted for r in runs),  # no interval, band or test
+        "all_weighted": all_weighted,  # no interval, band or test
         "has_bands": data["has_bands"],
         "big": big,
         "max_rows": MAX_TABLE_ROWS,
@@ -414,7 +415,7 @@ def build_context(
         "chart_ids": list(chart_specs),
         "bands_note": (
             "none drawn: the runs carry sample weights, and the bands need whole-number counts."
-            if all(r.counts.weighted for r in runs)
+            if all_weighted
             else unc.bands_note
         ),
         "adequacy": _adequacy_rows(runs, point, chosen, feta, fmt, fint),
