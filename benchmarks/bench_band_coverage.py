@@ -589,25 +589,41 @@ def cost_coverage(r: int, b: int) -> None:
     to 80 points, B Bayesian draws, ``min_cost_interval``) on the two models and the first two
     regimes, with C_FP = 1 and C_FN = 1 or 100, at eta = 1e-4, 1e-3, 1e-2, 0.1. Truth: the
     model's lowest expected cost per case, min over its thresholds and flagging nothing (exact
-    for the discretised model). "before" = equal-tailed quantiles of the same kind of draws
-    shifted onto the exact value (the report's interval until now), on a second draw set.
-    Prints coverage (MC s.e. sqrt(c (1 - c) / R)), the share of truths above the interval and
-    the mean width over the truth.
+    for the discretised model). Models: the benchmark's binormal (120 score levels) and
+    skewed/tied ones, and binormal with 4,000 levels over [-8, 10] ("continuous": the minimum
+    is then taken over ~240 thresholds, and at high C_FN the positives' unseen lower tail
+    decides it). On a second draw set of the same kind: "no chosen" = ``min_cost_interval``
+    without the upper limit of the cost at the chosen threshold (the construction before it),
+    "plain" = equal-tailed quantiles shifted onto the exact value. Prints coverage (MC s.e.
+    sqrt(c (1 - c) / R)), the share of truths above the interval and the mean width of "now"
+    over that of "no chosen".
     """
     from mlflow_imbalance.core import curves as _curves
     from mlflow_imbalance.report.analysis.intervals import _Uncertainty
     from mlflow_imbalance.report.build import _stable_seed
     from mlflow_imbalance.report.options import _options
-    from mlflow_imbalance.stats.bootstrap import bayesian_statistics, min_cost_statistic
+    from mlflow_imbalance.stats.bootstrap import (
+        bayesian_statistics,
+        chosen_cost_statistic,
+        min_cost_statistic,
+    )
     from mlflow_imbalance.stats.headline import BOOTSTRAP_POINTS, thin_for_bootstrap
+    from mlflow_imbalance.stats.posterior import min_cost_interval
 
     etas = np.array([1e-4, 1e-3, 1e-2, 0.1])
     grid = np.logspace(-4, np.log10(0.5), 30)
     print(f"\nlowest expected cost interval, R = {r} test sets, B = {b}; at eta = ")
     print(f"{', '.join(f'{e:g}' for e in etas)} (MC s.e. {np.sqrt(0.05 * 0.95 / r):.3f} at 0.95)")
-    print("\n| model | P / N | C_FN | coverage now | before | truth above: now; before |")
-    print("|---|---|---|---|---|---|")
-    models = (("binormal", binormal_model(2.0)), ("skewed/tied", skewed_model()))
+    print(
+        "\n| model | P / N | C_FN | coverage now | no chosen | plain "
+        "| truth above: now; no chosen | width now / no chosen |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    models = (
+        ("binormal", binormal_model(2.0)),
+        ("skewed/tied", skewed_model()),
+        ("binormal, continuous", binormal_model(2.0, k=4000, low=-8.0, span=8.0)),
+    )
     for mname, m in models:
         for n_pos, n_neg in REGIMES[:2]:
             for cfn in (1.0, 100.0):
@@ -616,8 +632,9 @@ def cost_coverage(r: int, b: int) -> None:
                     [np.min((1 - e) * f + cfn * e * (1 - t)) for e in etas]
                 )  # fmt: skip
                 rng = np.random.default_rng(5000 + n_pos)
-                hit = np.zeros((2, etas.size))
-                above = np.zeros((2, etas.size))
+                hit = np.zeros((3, etas.size))
+                above = np.zeros((3, etas.size))
+                width = np.zeros((2, etas.size))
                 for i, c in enumerate(draw_counts(rng, m, n_pos, n_neg, r)):
                     opts = _options(list(etas), None, "x", 1.0, cfn, 0.95, b, i, None)
                     unc = _Uncertainty(opts, _stable_seed)
@@ -626,22 +643,31 @@ def cost_coverage(r: int, b: int) -> None:
                     lo = np.array([ci["cost", j][0] for j in range(etas.size)])
                     hi = np.array([ci["cost", j][1] for j in range(etas.size)])
                     thin = thin_for_bootstrap(c, BOOTSTRAP_POINTS).counts
-                    st = {"cost": min_cost_statistic(thin, etas, 1.0, cfn)}
-                    d = bayesian_statistics(thin, st, b, rng)["cost"]
+                    st = {
+                        "cost": min_cost_statistic(thin, etas, 1.0, cfn),
+                        "chosen": chosen_cost_statistic(thin, etas, 1.0, cfn),
+                    }
+                    d = bayesian_statistics(thin, st, b, rng, base_for=("cost",))
                     ex = np.atleast_1d(_curves.optimal_operating_point(c, etas, 1.0, cfn).cost)
-                    shift = ex - st["cost"].estimate(thin)
-                    q = np.quantile(d, [0.025, 0.975], axis=0)
-                    lo0 = np.minimum(np.maximum(q[0] + shift, 0.0), ex)
-                    hi0 = np.maximum(q[1] + shift, ex)
-                    for row, (a, z) in enumerate(((lo, hi), (lo0, hi0))):
+                    est = st["cost"].estimate(thin)
+                    lo1, hi1 = min_cost_interval(d["cost"], d["cost:base"], est, ex)
+                    q = np.quantile(d["cost"], [0.025, 0.975], axis=0)
+                    lo0 = np.minimum(np.maximum(q[0] + ex - est, 0.0), ex)
+                    hi0 = np.maximum(q[1] + ex - est, ex)
+                    for row, (a, z) in enumerate(((lo, hi), (lo1, hi1), (lo0, hi0))):
                         hit[row] += (a <= truth) & (truth <= z)
                         above[row] += truth > z
-                cols = [" / ".join(f"{x / r:.3f}" for x in hit[row]) for row in range(2)]
+                    width += [hi - lo, hi1 - lo1]
+                cols = [" / ".join(f"{x / r:.3f}" for x in hit[row]) for row in range(3)]
                 ab = " / ".join(f"{x / r:.3f}" for x in above[0])
-                ab0 = " / ".join(f"{x / r:.3f}" for x in above[1])
+                ab1 = " / ".join(f"{x / r:.3f}" for x in above[1])
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    ratio = " / ".join(
+                        "—" if not np.isfinite(x) else f"{x:.2f}" for x in width[0] / width[1]
+                    )
                 print(
                     f"| {mname} | {n_pos} / {n_neg} | {cfn:g} | {cols[0]} | {cols[1]} "
-                    f"| {ab}; {ab0} |"
+                    f"| {cols[2]} | {ab}; {ab1} | {ratio} |"
                 )
                 sys.stdout.flush()
 

@@ -419,6 +419,42 @@ def test_tables_fit_a_narrow_window(report_file, tmp_path: Path) -> None:
     assert info["sticky"] == "sticky"
 
 
+def test_run_card_tables_fit_a_narrow_window(tracking_uri, tmp_path: Path) -> None:
+    """The run card (what MLflow's artifact pane shows) at 800 px: the metrics table's eight
+    columns, each value with its interval (the lowest cost's too), fit without sideways
+    scrolling; headers wrap instead. At 1400 px nothing wraps (the headers stay one line)."""
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    rng = np.random.default_rng(3)
+    y = rng.random(20000) < 0.02
+    with mlflow.start_run(run_name="card width") as run:
+        mi.log_scores(y, rng.normal(size=y.size) + 2.2 * y, prevalences=[1e-2, 1e-3, 1e-4],
+                      costs=(1, 100))  # fmt: skip
+    local = Path(
+        MlflowClient().download_artifacts(run.info.run_id, "imbalance/test", str(tmp_path))
+    )
+    probe = """JSON.stringify({
+      page: document.documentElement.scrollWidth - window.innerWidth,
+      tables: [...document.querySelectorAll('.table-wrap')].map(e => e.scrollWidth - e.clientWidth),
+      columns: document.querySelector('.table-wrap thead tr').children.length,
+      cis: document.querySelector('.table-wrap tbody tr').querySelectorAll('.ci').length,
+      lines: (() => { const r = document.createRange();
+        r.selectNodeContents(document.querySelector('.table-wrap thead th:nth-child(6)'));
+        return r.getClientRects().length; })()
+    })"""  # fmt: skip
+    got = {}
+    for width in (800, 1400):
+        with Chromium(tmp_path / f"w{width}", width=width, height=900) as page:
+            page.open(local / "card.html")
+            got[width] = json.loads(page.eval(probe))
+            assert not page.errors(), page.errors()[:2]
+    for width, info in got.items():
+        assert info["page"] <= 0 and max(info["tables"]) <= 0, (width, info)
+        assert info["columns"] == 8 and info["cis"] == 6, (width, info)  # 5 metrics + cost
+    assert got[800]["lines"] == 2 and got[1400]["lines"] == 1  # "precision at max F1" wraps
+
+
 def test_live_bounds_bracket_the_point_by_its_integer_counts(tmp_path: Path) -> None:
     """Sweep η through the live control on a run whose counts do not survive ``TPR * n_pos`` in
     floating point (1,877 positives; scores on a 0.25 grid, so every threshold is a candidate

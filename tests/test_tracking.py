@@ -326,6 +326,8 @@ def test_card_and_figures(tracking_uri, tmp_path: Path):
     assert all(b["tpr"]["method"] == "clopper-pearson 95%" for b in h["tpr_at_fpr"])
     assert "(max-F1)" in h["methods"]["precision_at_max_f1, recall_at_max_f1"]
     assert "(lowest expected cost)" in h["methods"]["min_cost precision, recall"]
+    assert "minimum over thresholds" in h["methods"]["min_cost expected_cost"]
+    assert "B = 200, seed 0" in h["methods"]["min_cost expected_cost"]
     # at the lowest-cost threshold: precision and recall with bounds valid after the choice,
     # in the summary and in the card's sentence; the point itself from scikit-learn's ROC
     for row in h["at_prevalence"]:
@@ -339,6 +341,19 @@ def test_card_and_figures(tracking_uri, tmp_path: Path):
         for key in ("precision", "recall"):
             lo, hi = mc[key]["interval"]
             assert lo <= mc[key]["value"] <= hi and "lowest expected cost" in mc[key]["method"]
+        # the lowest expected cost has its interval too (the report's construction,
+        # min_cost_interval on the hook's draws): around scikit-learn's minimum (the flag-
+        # nothing cap eta * C_FN included), in cost units and normalised, and in the card
+        worst = (1 - eta) * 1 + eta * 20
+        sk_cost = min(float(cost.min()), eta * 20, 1 - eta)
+        assert mc["expected_cost"] == pytest.approx(sk_cost, rel=1e-12)
+        lo, hi = mc["expected_cost_interval"]
+        assert 0 <= lo <= sk_cost <= hi and hi > lo
+        assert mc["normalized_expected_cost_interval"] == pytest.approx([lo / worst, hi / worst])
+        nlo, nhi = mc["normalized_expected_cost_interval"]
+        ncost = _fmt(mc["normalized_expected_cost"], 3)
+        assert f"normalised cost {ncost} [{_fmt(nlo, 3)}, {_fmt(nhi, 3)}]" in card
+        assert f"[{_fmt(nlo, 3)}, {_fmt(nhi, 3)}]</span></td></tr>" in card  # the table cell
         p, r = mc["precision"], mc["recall"]
         assert (
             f"precision {_fmt(p['value'], 3)} [{_fmt(p['interval'][0], 3)}, "

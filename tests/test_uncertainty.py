@@ -626,6 +626,43 @@ def test_bootstrap_statistics_share_one_replicate_set():
         u.band_from_replicates(np.zeros(3), np.zeros((10, 4)), np.arange(3))
 
 
+def test_chosen_cost_holds_the_first_samples_threshold_and_is_capped_by_trivial_costs():
+    """``chosen_cost_statistic``: the threshold of the lowest cost is chosen on the counts it
+    is built from (scikit-learn's ROC points plus flag-nothing as the reference), and a second
+    sample's counts at the same thresholds are costed at that threshold -- no new minimum --
+    then capped at the trivial classifiers' costs eta C_FN and (1 - eta) C_FP."""
+    from sklearn.metrics import roc_curve
+
+    from mlflow_imbalance.stats.bootstrap import chosen_cost_statistic, min_cost_statistic
+
+    rng = np.random.default_rng(8)
+    y = np.r_[np.ones(60, bool), np.zeros(3000, bool)]
+    s1 = np.round(rng.normal(size=y.size) + 2.0 * y, 2)
+    s2 = np.round(rng.normal(size=y.size) + 1.0 * y, 2)  # a weaker second sample
+    c = RocCounts.from_scores(y, s1)
+    etas, cfp, cfn = np.array([1e-4, 1e-2, 0.1, 0.3]), 1.0, 40.0
+    st = chosen_cost_statistic(c, etas, cfp, cfn)
+    # on its own counts: the lowest cost (as min_cost_statistic)
+    np.testing.assert_allclose(
+        st.estimate(c), min_cost_statistic(c, etas, cfp, cfn).estimate(c), rtol=1e-12
+    )
+    fpr, tpr, thr = roc_curve(y, s1, drop_intermediate=False)  # thr[0] = inf: flag nothing
+    tp2 = np.array([np.sum(y & (s2 >= t)) for t in c.thresholds], float)
+    fp2 = np.array([np.sum(~y & (s2 >= t)) for t in c.thresholds], float)
+    got = st(tp2[None], fp2[None])[0]
+    for j, e in enumerate(etas):
+        i = int(np.argmin((1 - e) * cfp * fpr + e * cfn * (1 - tpr)))  # the first sample's pick
+        t2 = np.sum(y & (s2 >= thr[i])) / y.sum()
+        f2 = np.sum(~y & (s2 >= thr[i])) / (~y).sum()
+        ref = min((1 - e) * cfp * f2 + e * cfn * (1 - t2), e * cfn, (1 - e) * cfp)
+        assert got[j] == pytest.approx(ref, rel=1e-12, abs=1e-15), (e, got[j], ref)
+    # never below the second sample's own lowest cost (no new minimum is taken) and above it
+    # somewhere; the cap binds somewhere (a weaker sample at the first one's threshold)
+    own = min_cost_statistic(c, etas, cfp, cfn)(tp2[None], fp2[None])[0]
+    assert np.all(got >= own - 1e-15) and np.any(got > own + 1e-12)
+    assert np.any(got == np.minimum(etas * cfn, (1 - etas) * cfp))
+
+
 # ---------------------------------------------------------------------------- band helpers
 def test_band_from_replicates_rate_n_equals_roc_band():
     """``rate_n=n_pos`` plus the low-FPR floor (``roc_low_fpr_floor``) gives exactly roc_band

@@ -5,7 +5,7 @@
   at O(B*K) instead of O(B*n log n).
 * :class:`Statistic` -- a batched statistic ``stat(tp, fp) -> (b, G)``: :func:`metric_statistic`
   (AP, PR-AUC, max-F1, F1 against η), :func:`roc_statistic`, :func:`pr_statistic`,
-  :func:`roc_auc_statistic`, :func:`min_cost_statistic`.
+  :func:`roc_auc_statistic`, :func:`min_cost_statistic`, :func:`chosen_cost_statistic`.
 * :func:`bootstrap_statistics` -- every statistic on ONE shared set of replicates (intervals,
   bands and flip tests of a run stay consistent and the draw is paid once);
   :func:`bootstrap_statistic` for one.
@@ -45,6 +45,7 @@ __all__ = [
     "bootstrap_counts",
     "bootstrap_statistic",
     "bootstrap_statistics",
+    "chosen_cost_statistic",
     "metric_statistic",
     "min_cost_statistic",
     "pr_statistic",
@@ -351,6 +352,39 @@ def min_cost_statistic(
         return np.column_stack([np.min(f * (1 - e) * cfp + (1 - t) * e * cfn, axis=1) for e in eta])
 
     return Statistic("min_cost", eta, "prevalence", fn)
+
+
+def chosen_cost_statistic(
+    counts: RocCounts, prevalences: Any, cost_fp: float = 1.0, cost_fn: float = 1.0
+) -> Statistic:
+    """Expected cost per example at the threshold where ``counts`` has its lowest cost.
+
+    The threshold is chosen once, on ``counts`` (per ``eta``, among the stored points and the
+    two trivial classifiers, as :func:`min_cost_statistic`), and then held fixed: on a
+    replicate this is the cost of *that* threshold, with no minimum taken again, capped at
+    the costs of the two trivial classifiers, ``eta C_FN`` (flag nothing) and
+    ``(1 - eta) C_FP`` (flag everything), which are known exactly. The true lowest cost is at
+    most the true cost of any fixed classifier, so an upper limit of this statistic is an
+    upper limit of the lowest cost that involves no selection over thresholds
+    (:func:`mlflow_imbalance.stats.posterior.min_cost_interval`). Without the cap a threshold
+    chosen near the top at eta = 1e-4 (a few cases flagged) gave upper limits 2.5-40 times
+    above the flag-nothing cost that bounds the minimum anyway.
+    """
+    eta = np.atleast_1d(check_prevalence(prevalences, "prevalences")).astype(float)
+    n_pos, n_neg = counts.n_pos, counts.n_neg
+    cfp, cfn = float(cost_fp), float(cost_fn)
+    t0 = np.r_[0.0, counts.tpr, 1.0]
+    f0 = np.r_[0.0, counts.fpr, 1.0]
+    pick = np.array([int(np.argmin(f0 * (1 - e) * cfp + (1 - t0) * e * cfn)) for e in eta])
+    cap = np.minimum(eta * cfn, (1 - eta) * cfp)
+
+    def fn(tp: np.ndarray, fp: np.ndarray) -> np.ndarray:
+        b = tp.shape[0]
+        t = np.concatenate([np.zeros((b, 1)), tp / n_pos, np.ones((b, 1))], axis=1)[:, pick]
+        f = np.concatenate([np.zeros((b, 1)), fp / n_neg, np.ones((b, 1))], axis=1)[:, pick]
+        return np.minimum(f * (1 - eta) * cfp + (1 - t) * eta * cfn, cap)
+
+    return Statistic("chosen_cost", eta, "prevalence", fn)
 
 
 def bootstrap_statistics(

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.core.curves import optimal_operating_point
 from mlflow_imbalance.core.metrics import average_precision, max_f1, pr_auc
 from mlflow_imbalance.core.validation import check_prevalence
 from mlflow_imbalance.stats._checks import _check_confidence, _plain
@@ -28,9 +29,16 @@ from mlflow_imbalance.stats.bootstrap import (
     _check_bootstrappable,
     bayesian_statistics,
     bootstrap_statistics,
+    chosen_cost_statistic,
     metric_statistic,
+    min_cost_statistic,
 )
-from mlflow_imbalance.stats.posterior import MAX_LOWER_ALPHA, MAX_UPPER_ALPHA, band_from_draws
+from mlflow_imbalance.stats.posterior import (
+    MAX_LOWER_ALPHA,
+    MAX_UPPER_ALPHA,
+    band_from_draws,
+    min_cost_interval,
+)
 
 __all__ = [
     "BOOTSTRAP_POINTS",
@@ -147,11 +155,34 @@ def recentre(band: Band, exact: Any) -> tuple[np.ndarray, np.ndarray]:
     return np.minimum(low, ex), np.maximum(high, ex)
 
 
-def _max_split(confidence: float) -> str:
-    """How the max-F1 intervals split ``1 - confidence``, in percent of the draws."""
+def _max_split(confidence: float, mirrored: bool = False) -> str:
+    """How the max-F1 intervals split ``1 - confidence``, in percent of the draws.
+
+    ``mirrored``: the split of a minimum (the lowest expected cost), below and above swapped.
+    """
     alpha = 1.0 - confidence
     lo, hi = MAX_LOWER_ALPHA * alpha, MAX_UPPER_ALPHA * alpha
+    if mirrored:
+        lo, hi = hi, lo
     return f"{lo:.1%} of the draws below, {hi:.1%} above"
+
+
+def _check_cost_pair(costs: Any) -> tuple[float, float]:
+    """``(cost_fp, cost_fn)``: two positive finite numbers, or a ValueError naming ``costs``."""
+    if isinstance(costs, str) or not isinstance(costs, tuple | list) or len(costs) != 2:
+        raise ValueError(f"costs must be None or (cost_fp, cost_fn), got {_plain(costs)!r}")
+    pair = []
+    for name, value in zip(("cost_fp", "cost_fn"), costs, strict=True):
+        try:
+            if isinstance(value, bool):
+                raise TypeError
+            v = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"costs: {name} must be a number, got {_plain(value)!r}") from None
+        if not math.isfinite(v) or v <= 0:
+            raise ValueError(f"costs: {name} must be positive and finite, got {_plain(value)!r}")
+        pair.append(v)
+    return pair[0], pair[1]
 
 
 @dataclass(frozen=True)
@@ -160,7 +191,8 @@ class HeadlineIntervals:
 
     Attributes:
         prevalences: the prevalences ``(M,)``.
-        intervals: ``{metric: (M, 2) array of [low, high]}`` for :data:`HEADLINE_METRICS`.
+        intervals: ``{metric: (M, 2) array of [low, high]}`` for :data:`HEADLINE_METRICS`,
+            and ``"cost"`` (the lowest expected cost per case) when costs were given.
         info: the record (``n_boot``, ``seed``, ``confidence``, ``interval``,
             ``n_thresholds``, ``thinned_to``, ``max_tpr_error``, ``max_fpr_error``,
             ``max_estimate_shift``, ``kernel_max_error``, ``min_support``), JSON-ready.
@@ -191,6 +223,21 @@ class HeadlineIntervals:
             )
         return text
 
+    @property
+    def cost_method(self) -> str | None:
+        """How the lowest-expected-cost intervals were made (``None`` without costs)."""
+        info = self.info
+        if "costs" not in info:
+            return None
+        return (
+            f"{info['confidence']:.0%} pointwise, from the draws of the AP, PR-AUC and max-F1 "
+            "intervals (B = {n}, seed {seed}): the lowest cost is a minimum over thresholds, "
+            "biased down, so the draws are moved by that bias "
+            f"({_max_split(info['confidence'], mirrored=True)}) and united with their "
+            "equal-tailed interval; the upper limit is at least that of the cost at the chosen "
+            "threshold held fixed (no selection); shifted onto the exact cost"
+        ).format(n=info["n_boot"], seed=info["seed"])
+
 
 def headline_intervals(
     counts: RocCounts,
@@ -202,6 +249,7 @@ def headline_intervals(
     confidence: float = 0.95,
     points: int = BOOTSTRAP_POINTS,
     construction: str = "bayesian",
+    costs: tuple[float, float] | None = None,
 ) -> HeadlineIntervals:
     """Percentile intervals of AP, PR-AUC and max-F1 at each prevalence, one shared bootstrap.
 
@@ -218,6 +266,17 @@ def headline_intervals(
     earlier percentile bootstrap covered 0.88-0.90 at eta = 1e-3); ``info["min_support"]`` is
     0 and ``info["valid_everywhere"]`` True, so no row needs a "not valid" flag.
 
+    With ``costs = (C_FP, C_FN)`` the same draws also give an interval for the lowest expected
+    cost per case, ``min over thresholds of FPR (1 - eta) C_FP + (1 - TPR) eta C_FN``
+    (:func:`~mlflow_imbalance.stats.posterior.min_cost_interval`: a minimum over thresholds is
+    biased down, so the draws are moved by that bias and alpha is split as max-F1's, mirrored;
+    united with the equal-tailed interval, which alone covers where flagging nothing is
+    optimal; the upper limit at least the draws' 1 - 0.2 alpha quantile of the cost at the
+    threshold the estimate chose, which involves no selection). It is shifted additively onto
+    the exact cost (a cost is not a proportion, so no logit). Coverage is measured by
+    ``bench_band_coverage.py --cost`` (docs/statistics.md). This is the report's cost
+    interval too.
+
     Args:
         counts: unweighted counts.
         prevalences: the prevalences (1-d).
@@ -230,6 +289,9 @@ def headline_intervals(
         construction: ``"bayesian"`` (default) or ``"bootstrap"``: the earlier stratified count
             bootstrap's percentile intervals (under-cover where the estimate rests on fewer than
             ``MIN_FP_SUPPORT`` false positives; kept for comparison).
+        costs: ``(C_FP, C_FN)``, positive: adds ``intervals["cost"]`` (``exact["cost"]`` may
+            give the exact lowest costs; computed here when absent). Only with
+            ``construction="bayesian"``.
 
     Returns:
         :class:`HeadlineIntervals`.
@@ -243,14 +305,21 @@ def headline_intervals(
             "pr_auc": pr_auc(counts, etas),
             "max_f1": max_f1(counts, etas),
         }
-    thin, tpr_err, fpr_err = thin_for_bootstrap(counts, points)
-    stat = {key: metric_statistic(thin, key, etas, grid_step=None) for key in HEADLINE_METRICS}
     if construction not in ("bayesian", "bootstrap"):
         raise ValueError(f"construction must be 'bayesian' or 'bootstrap', got {construction!r}")
     bayes = construction == "bayesian"
+    cost = None if costs is None else _check_cost_pair(costs)
+    if cost is not None and not bayes:
+        raise ValueError("costs: the cost interval needs construction='bayesian'")
+    thin, tpr_err, fpr_err = thin_for_bootstrap(counts, points)
+    stat = {key: metric_statistic(thin, key, etas, grid_step=None) for key in HEADLINE_METRICS}
+    if cost is not None:  # a statistic more on the same draws: the others do not change
+        stat["cost"] = min_cost_statistic(thin, etas, *cost)
+        stat["cost:chosen"] = chosen_cost_statistic(thin, etas, *cost)
     rng = np.random.default_rng(seed)
     if bayes:
-        reps = bayesian_statistics(thin, stat, n_boot, rng, base_for=("max_f1",))
+        base_for = ("max_f1",) if cost is None else ("max_f1", "cost")
+        reps = bayesian_statistics(thin, stat, n_boot, rng, base_for=base_for)
     else:
         reps = bootstrap_statistics(thin, stat, n_boot, rng)
     out: dict[str, np.ndarray] = {}
@@ -271,6 +340,16 @@ def headline_intervals(
         low, high = recentre(band, ex)
         shift = max(shift, float(np.max(np.abs(ex - est_thin))))
         out[key] = np.column_stack([low, high])
+    if cost is not None:
+        ex = exact.get("cost")
+        if ex is None:
+            ex = optimal_operating_point(counts, etas, *cost).cost
+        ex = np.atleast_1d(np.asarray(ex, dtype=float))
+        est_thin = stat["cost"].estimate(thin)
+        low, high = min_cost_interval(
+            reps["cost"], reps["cost:base"], est_thin, ex, conf, chosen=reps["cost:chosen"]
+        )
+        out["cost"] = np.column_stack([low, high])
     info = {
         "n_boot": int(n_boot),
         "seed": int(seed),
@@ -291,4 +370,6 @@ def headline_intervals(
         "min_support": 0 if bayes else MIN_FP_SUPPORT,
         "valid_everywhere": bayes,
     }
+    if cost is not None:
+        info["costs"] = {"fp": cost[0], "fn": cost[1]}
     return HeadlineIntervals(etas, out, info)

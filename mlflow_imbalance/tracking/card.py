@@ -164,7 +164,9 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
             rule = (
                 f"lowest expected cost with C_FP = {_fmt(costs['fp'])}, "
                 f"C_FN = {_fmt(costs['fn'])}: normalised cost "
-                f"{_fmt(mc['normalized_expected_cost'], 3)}, where 1 is every case wrong"
+                f"{_fmt(mc['normalized_expected_cost'], 3)}"
+                f"{_ci({'interval': mc.get('normalized_expected_cost_interval')})}, "
+                "where 1 is every case wrong"
             )
         else:
             thr, tpr = row["max_f1_threshold"], row["recall_at_max_f1"]["value"]

@@ -156,6 +156,7 @@ def _headline(
 
     boot: dict[str, np.ndarray] = {}
     boot_info: dict[str, Any] | None = None
+    cost_method: str | None = None
     if c.weighted:
         boot_method = WEIGHTED_METHOD
     elif n_boot == 0:
@@ -170,8 +171,10 @@ def _headline(
                 seed=seed,
                 confidence=CONFIDENCE,
                 points=BOOTSTRAP_POINTS,
+                costs=None if costs is None else (costs["fp"], costs["fn"]),
             )
         boot, boot_info, boot_method = hi.intervals, hi.info, hi.method
+        cost_method = hi.cost_method
 
     rows = []
     if c.weighted:
@@ -212,6 +215,10 @@ def _headline(
                 "tpr": float(op.tpr),
                 "fpr": float(op.fpr),
             }
+            if "cost" in boot:  # the report's construction (min_cost_interval), same draws
+                lo_c, hi_c = (float(v) for v in boot["cost"][i])
+                row["min_cost"]["expected_cost_interval"] = [lo_c, hi_c]
+                row["min_cost"]["normalized_expected_cost_interval"] = [lo_c / worst, hi_c / worst]
             if math.isfinite(float(op.threshold)):
                 # precision and recall there, with bounds valid after the choice (as max-F1's)
                 k_op = int(np.searchsorted(-c.thresholds, -float(op.threshold)))
@@ -231,6 +238,8 @@ def _headline(
         "precision_at_max_f1, recall_at_max_f1": rows[0]["precision_at_max_f1"]["method"],
     }
     op_cost = next((r["min_cost"] for r in rows if "precision" in r.get("min_cost", {})), None)
+    if costs is not None:
+        headline["methods"]["min_cost expected_cost"] = cost_method or boot_method
     if op_cost is not None:
         headline["methods"]["min_cost precision, recall"] = op_cost["precision"]["method"]
     headline["intervals"] = (
