@@ -771,6 +771,16 @@ def test_verdict_is_the_lowest_expected_cost_and_is_data():
             v.text
         ), v.text
         assert v.runner_up is not None and v.p_value is not None
+        # the criterion's interval: around scikit-learn's lowest cost, for the runner-up too;
+        # the same as the tables' cost cell, and in the printed sentence
+        assert v.value_low <= cost <= v.value_high
+        assert v.runner_up_low <= ref[v.runner_up][0] <= v.runner_up_high
+        c_ci = f"[{_fmt(v.value_low * v.per, 3)}, {_fmt(v.value_high * v.per, 3)}]"
+        assert f"lowest expected cost, {_fmt(v.value * v.per, 3)} {c_ci} per " in v.text
+        table = next(t for t in rep.context["tables"] if float(t["eta_value"]) == eta)
+        keys = [c["key"] for c in table["columns"]]
+        cells = next(r for r in table["rows"] if r["name"] == v.run)["cells"]
+        assert dict(zip(keys, (c["ci"] for c in cells), strict=True))["cost"] == c_ci
         assert v.significant == (v.p_value < 0.05)
         assert (v.more_data != "") == (not v.significant)
         assert v.run in v.text and f"η = {'1e-4' if eta < 1e-3 else '0.01'}" in v.text
@@ -791,6 +801,7 @@ def test_verdict_by_primary_metric_names_disagreeing_metrics():
     ap = {k: metrics.average_precision(c, 1e-4) for k, c in counts.items()}
     assert v.criterion == "AP" and v.run == max(ap, key=ap.get)
     assert v.significant is None and "bootstrap off" in v.test  # not tested, and says why
+    assert v.value_low is None and v.value_high is None  # no bootstrap: no interval to show
     auc = {k: metrics.roc_auc(c) for k, c in counts.items()}
     if max(auc, key=auc.get) != v.run:
         assert f"ROC-AUC favours {max(auc, key=auc.get)}" in v.disagree

@@ -93,7 +93,9 @@ class Verdict:
         run: name of the recommended run.
         criterion: ``"expected cost"`` or the primary metric's label (``"AP"``, ...).
         criterion_key: ``"cost"``, ``"ap"``, ``"pr_auc"``, ``"max_f1"`` or ``"roc_auc"``.
-        value: the recommended run's value of the criterion at η.
+        value: the recommended run's value of the criterion at η, with ``value_low`` /
+            ``value_high``: its interval in the tables (None without one: weighted counts,
+            no bootstrap, or ROC-AUC's when that is the criterion and untabled).
         threshold: score threshold to deploy (predict positive when ``score >= threshold``):
             the cost-optimal threshold under the cost criterion, else the max-F1 threshold.
         precision: precision at η at that threshold, with ``precision_low``/``precision_high``.
@@ -103,7 +105,7 @@ class Verdict:
         caught: expected caught positives per ``per`` cases at η.
         missed: expected missed positives per ``per`` cases at η.
         runner_up: the second run by the criterion (None with a single run).
-        runner_up_value: its criterion value.
+        runner_up_value: its criterion value, with ``runner_up_low`` / ``runner_up_high``.
         difference: criterion difference (recommended minus runner-up).
         p_value: two-sided p-value of that difference (None when not tested).
         significant: True / False, or None when not tested.
@@ -142,6 +144,10 @@ class Verdict:
     more_data: str = ""
     disagree: str = ""
     text: str = ""
+    value_low: float | None = None
+    value_high: float | None = None
+    runner_up_low: float | None = None
+    runner_up_high: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The verdict as a plain dict (JSON-friendly)."""

@@ -508,6 +508,11 @@ def _changes_winner(f, verdicts, chosen, test_prev, feta) -> list[str]:
     return out
 
 
+def _scaled(x: float | None, v: Any) -> float | None:
+    """A criterion value as the verdict prints it: expected cost per ``v.per`` cases."""
+    return None if x is None else x * (v.per if v.criterion_key == "cost" else 1)
+
+
 def _verdict_view(
     v: Any, fmt: Any, feta: Any, fint: Any, fci: Any, alpha_conf: float
 ) -> dict[str, Any]:
@@ -531,7 +536,9 @@ def _verdict_view(
         "precision_ci": fci(v.precision_low, v.precision_high),
         "recall": fmt(v.recall, 3),
         "recall_ci": fci(v.recall_low, v.recall_high),
+        "value_ci": fci(*(_scaled(x, v) for x in (v.value_low, v.value_high))),
         "runner_up": v.runner_up,
+        "runner_up_ci": fci(*(_scaled(x, v) for x in (v.runner_up_low, v.runner_up_high))),
         "runner_up_value": (
             None
             if v.runner_up_value is None

@@ -307,6 +307,11 @@ def build_verdicts(
                     )
                 if not sig:
                     more = _more_data(z, conf, c, counts[runner], fint)
+        # the criterion's own interval (the tables'), for the run and its runner-up
+        crit = {
+            n: (intervals.get(n, {}).get((key, j)) if j is not None else None)
+            for n in (best, runner) if n is not None
+        }  # fmt: skip
         # other metrics that would pick another run
         others = [k for k in ("cost", "ap", "pr_auc", "max_f1", "roc_auc") if k != key]
         if not opts.costs_given:
@@ -340,6 +345,10 @@ def build_verdicts(
                 missed=missed,
                 runner_up=runner,
                 runner_up_value=None if runner is None else float(vals[runner][key]),
+                value_low=None if crit.get(best) is None else float(crit[best][0]),
+                value_high=None if crit.get(best) is None else float(crit[best][1]),
+                runner_up_low=None if crit.get(runner) is None else float(crit[runner][0]),
+                runner_up_high=None if crit.get(runner) is None else float(crit[runner][1]),
                 difference=diff,
                 p_value=p,
                 significant=sig,
@@ -370,6 +379,11 @@ def build_verdicts(
                     fint,
                     cis=(fci(p_lo, p_hi), fci(r_lo, r_hi)),
                     apart=apart,
+                    value_ci=(
+                        ""
+                        if crit.get(best) is None
+                        else fci(*(x * (per if key == "cost" else 1) for x in crit[best]))
+                    ),
                 ),
             )
         )
@@ -383,13 +397,13 @@ def _with_ci(value: str, ci: str) -> str:
 
 def _sentence(
     eta, best, key, label, vals, thr, prec, tpr, per, alerts, caught, runner, p, sig, more,
-    disagree, opts, fmt, feta, fint, cis=("", ""), apart=False,
+    disagree, opts, fmt, feta, fint, cis=("", ""), apart=False, value_ci="",
 ) -> str:  # fmt: skip
     how = (
-        f"lowest expected cost, {fmt(vals[best]['cost'] * per, 3)} per {fint(per)} cases "
-        f"with C_FP = {fmt(opts.cost_fp)}, C_FN = {fmt(opts.cost_fn)}"
+        f"lowest expected cost, {_with_ci(fmt(vals[best]['cost'] * per, 3), value_ci)} per "
+        f"{fint(per)} cases with C_FP = {fmt(opts.cost_fp)}, C_FN = {fmt(opts.cost_fn)}"
         if key == "cost"
-        else f"highest {label}, {fmt(vals[best][key], 3)}"
+        else f"highest {label}, {_with_ci(fmt(vals[best][key], 3), value_ci)}"
     )
     if math.isinf(thr) and thr > 0:
         deploy = "flagging nothing (no threshold beats predicting every case negative)"
