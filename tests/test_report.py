@@ -214,6 +214,40 @@ def test_weighted_runs_get_exact_point_estimates_and_say_so():
     )
 
 
+def test_an_operating_point_that_flags_every_case_is_not_ranked_on_precision_and_recall():
+    """With C_FN = 100 at the test prevalence (~0.07), flagging every case (cost (1 - η) C_FP)
+    beats every threshold of a weak two-level rule -- scikit-learn's ROC points say so -- so
+    its precision is the prevalence and its recall 1 whatever the rule does. Those cells say
+    "flags all" instead of a rank; the recall column's best is a run that chose a threshold."""
+    from sklearn.metrics import roc_curve
+
+    rng = np.random.default_rng(5)
+    y = rng.random(6000) < 0.07
+    scores = {
+        "model": rng.normal(size=y.size) + 2.5 * y,
+        "rule": (rng.random(y.size) < np.where(y, 0.3, 0.1)).astype(float),
+    }
+    eta = float(y.mean())
+    fpr, tpr, _ = roc_curve(y, scores["rule"], drop_intermediate=False)
+    cost = (1 - eta) * fpr + eta * 100 * (1 - tpr)
+    assert np.argmin(cost) == cost.size - 1 and (tpr[-1], fpr[-1]) == (1.0, 1.0)  # flag all
+    counts = {k: mi.RocCounts.from_scores(y, s) for k, s in scores.items()}
+    rep = build_report(counts, cost_fp=1, cost_fn=100, n_bootstrap=60, progress=False)
+    (table,) = [t for t in rep.context["tables"] if t["kind"] == "test"]
+    keys = [c["key"] for c in table["columns"]]
+    rows = {r["name"]: dict(zip(keys, r["cells"], strict=True)) for r in table["rows"]}
+    for key in ("precision", "recall"):
+        cell = rows["rule"][key]
+        assert cell["note"] == "flags all" and cell["rank"] is None, cell
+        assert not cell["best"] and not cell["tie"]
+        assert rows["model"][key]["note"] == "" and rows["model"][key]["rank"] == 1
+    assert rows["rule"]["recall"]["value"] == "1"
+    assert rows["rule"]["precision"]["value"] == _fmt(eta, 4)
+    rule_row = next(r for r in table["rows"] if r["name"] == "rule")
+    assert "flags every case" in rule_row["op"]
+    assert "flags all" in rep.html and "not ranked" in rep.html
+
+
 def test_ties_follow_the_intervals_and_a_column_of_ties_names_no_best():
     """At η = 1e-4 the unpaired z-test's variance comes from heavy-tailed replicates (a
     resample without the negative that outranks the top positives lifts AP several-fold), so

@@ -72,6 +72,24 @@ def _not_worse(
     return bool(2 * _sps.norm.sf(abs(diff / sd)) >= 1 - conf)
 
 
+def _trivial(p: Mapping[str, Any], j: int) -> str:
+    """``"all"`` / ``"none"``: the run's operating point at η_j flags every case / none.
+
+    There precision and recall are the prevalence and 1 (or undefined and 0) whatever the
+    model, so the tables do not rank them; ``""`` otherwise.
+    """
+    t, f = float(p["op_tpr"][j]), float(p["op_fpr"][j])
+    if t >= 1.0 and f >= 1.0:
+        return "all"
+    if t <= 0.0 and f <= 0.0:
+        return "none"
+    return ""
+
+
+#: What a trivial operating point's precision and recall cells say instead of a rank.
+_TRIVIAL_NOTE = {"all": "flags all", "none": "flags none"}
+
+
 def _no_winner(cells: list[dict[str, Any]]) -> None:
     """Drop the "best" of a column whose every other run is tied with its best, in place.
 
@@ -143,10 +161,12 @@ def _tables(
         matrix = {key: [_cell_values(point[n], key, j) for n in order] for key, _, _ in cols}
         cell_rows: dict[str, list[dict[str, Any]]] = {n: [] for n in order}
         footnotes: list[str] = []
+        trivial = {n: _trivial(point[n], j) for n in order}
         for key, _, _ in cols:
             vals = matrix[key]
             higher = key != "cost"
-            v = [x[0] for x in vals]
+            unranked = [key in ("precision", "recall") and bool(trivial[n]) for n in order]
+            v = [math.nan if skip else x[0] for x, skip in zip(vals, unranked, strict=True)]
             ranks = _rank(v, higher_better=higher)
             finite = [i for i, x in enumerate(v) if math.isfinite(x)]
             best_i = None
@@ -166,6 +186,8 @@ def _tables(
                     and n == verdict.runner_up
                 ):
                     tested = not verdict.significant  # the verdict's own test
+                elif unranked[i]:
+                    tested = None
                 elif not is_best and best_i is not None:
                     tested = _not_worse(reps, n, order[best_i], key, j, opts.confidence, shared)
                 if tested is not None:
@@ -174,7 +196,13 @@ def _tables(
                     tie = tested and not (
                         key in APART_KEYS and intervals_apart((lo, hi), vals[best_i][1:])
                     )
-                elif not is_best and best_i is not None and lo is not None and hi is not None:
+                elif (
+                    not unranked[i]
+                    and not is_best
+                    and best_i is not None
+                    and lo is not None
+                    and hi is not None
+                ):
                     b_lo, b_hi = vals[best_i][1], vals[best_i][2]
                     if b_lo is not None and b_hi is not None:
                         tie = (hi >= b_lo) if higher else (lo <= b_hi)
@@ -195,6 +223,7 @@ def _tables(
                         "best": is_best,
                         "tie": tie,
                         "classes": " ".join(classes),
+                        "note": _TRIVIAL_NOTE[trivial[n]] if unranked[i] else "",
                     }
                 )  # fmt: skip
             _no_winner([cell_rows[n][-1] for n in order])
@@ -214,10 +243,13 @@ def _tables(
                     "shown": k < 12 or n in lead_set,
                     "cells": cell_rows[n],
                     "op": (
-                        f"threshold {fmt(thr, 4)}, {fmt(fp_op, 6)} false positive"
+                        "flags nothing (0 false positives at this point)"
+                        if not math.isfinite(thr) or trivial[n] == "none"
+                        else f"threshold {fmt(thr, 4)}: flags every case ({fmt(fp_op, 6)} "
+                        "false positives, every negative)"
+                        if trivial[n] == "all"
+                        else f"threshold {fmt(thr, 4)}, {fmt(fp_op, 6)} false positive"
                         f"{'' if fp_op == 1 else 's'} at this point"
-                        if math.isfinite(thr)
-                        else "flags nothing (0 false positives at this point)"
                     ),
                 }
             )
