@@ -300,21 +300,31 @@ def headline_only(mname: str, n_pos: int, n_neg: int, r: int) -> None:
     sets = draw_counts(np.random.default_rng(31337 + n_pos), model, n_pos, n_neg, r)
     below = {key: np.zeros(h_eta.size) for key in METRICS}
     above = {key: np.zeros(h_eta.size) for key in METRICS}
+    width = {key: np.zeros(h_eta.size) for key in METRICS}
+    est = {key: [] for key in METRICS}
+    fns = {"ap": metrics.average_precision, "pr_auc": metrics.pr_auc, "max_f1": metrics.max_f1}
     for i, c in enumerate(sets):
         h = u.headline_intervals(c, h_eta, n_boot=200, seed=10_000 + i)
         for key in METRICS:
             below[key] += truth[key] < h.intervals[key][:, 0] - 1e-12
             above[key] += truth[key] > h.intervals[key][:, 1] + 1e-12
+            width[key] += h.intervals[key][:, 1] - h.intervals[key][:, 0]
+            est[key].append(np.atleast_1d(fns[key](c, h_eta)))
     etas = ", ".join(f"{e:.3g}" for e in h_eta)
     print(f"\nheadline intervals, {mname} {n_pos} / {n_neg}, R = {r}; eta = {etas}")
-    print("| metric | coverage (± MC s.e.) | truth below / above the interval |")
-    print("|---|---|---|")
+    print(
+        "| metric | coverage (± MC s.e.) | truth below / above the interval "
+        "| mean width / the estimator's 2.5-97.5% spread over the R sets |"
+    )
+    print("|---|---|---|---|")
     for key in METRICS:
         cov = 1 - (below[key] + above[key]) / r
         cells = " / ".join(_fmt(float(x), r) for x in cov)
         pairs = zip(below[key], above[key], strict=True)
         miss = " / ".join(f"{int(a)}, {int(b)}" for a, b in pairs)
-        print(f"| {key} | {cells} | {miss} |")
+        q = np.quantile(np.asarray(est[key]), [0.025, 0.975], axis=0)
+        ratio = " / ".join(f"{x:.2f}" for x in width[key] / r / (q[1] - q[0]))
+        print(f"| {key} | {cells} | {miss} | {ratio} |")
 
 
 def roc_only(r: int, b: int) -> None:
