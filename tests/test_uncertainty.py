@@ -626,6 +626,22 @@ def test_bootstrap_statistics_share_one_replicate_set():
         u.band_from_replicates(np.zeros(3), np.zeros((10, 4)), np.arange(3))
 
 
+@pytest.mark.parametrize(
+    ("costs", "match"),
+    [
+        ((1,), r"costs must be None or \(cost_fp, cost_fn\), got \(1,\)"),
+        ((0, 1), r"costs\[0\] \(cost_fp\) must be positive and finite, got 0"),
+        ((1, float("inf")), r"costs\[1\] \(cost_fn\) must be positive and finite, got inf"),
+        ((True, 1), r"got \(True, 1\)"),
+        ("ab", r"got 'ab'"),
+    ],
+)
+def test_headline_cost_interval_rejects_bad_costs_by_name(costs, match):
+    c = _binormal_counts(2000)
+    with pytest.raises(ValueError, match=match):
+        u.headline_intervals(c, [1e-2], n_boot=50, costs=costs)
+
+
 def test_chosen_cost_holds_the_first_samples_threshold_and_is_capped_by_trivial_costs():
     """``chosen_cost_statistic``: the threshold of the lowest cost is chosen on the counts it
     is built from (scikit-learn's ROC points plus flag-nothing as the reference), and a second

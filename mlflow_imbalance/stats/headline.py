@@ -22,7 +22,7 @@ import numpy as np
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.curves import optimal_operating_point
 from mlflow_imbalance.core.metrics import average_precision, max_f1, pr_auc
-from mlflow_imbalance.core.validation import check_prevalence
+from mlflow_imbalance.core.validation import check_cost, check_prevalence
 from mlflow_imbalance.stats._checks import _check_confidence, _plain
 from mlflow_imbalance.stats.bands import MIN_FP_SUPPORT, Band, band_from_replicates
 from mlflow_imbalance.stats.bootstrap import (
@@ -169,20 +169,13 @@ def _max_split(confidence: float, mirrored: bool = False) -> str:
 
 def _check_cost_pair(costs: Any) -> tuple[float, float]:
     """``(cost_fp, cost_fn)``: two positive finite numbers, or a ValueError naming ``costs``."""
-    if isinstance(costs, str) or not isinstance(costs, tuple | list) or len(costs) != 2:
+    if (
+        not isinstance(costs, tuple | list)
+        or len(costs) != 2
+        or any(isinstance(v, bool) for v in costs)
+    ):
         raise ValueError(f"costs must be None or (cost_fp, cost_fn), got {_plain(costs)!r}")
-    pair = []
-    for name, value in zip(("cost_fp", "cost_fn"), costs, strict=True):
-        try:
-            if isinstance(value, bool):
-                raise TypeError
-            v = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"costs: {name} must be a number, got {_plain(value)!r}") from None
-        if not math.isfinite(v) or v <= 0:
-            raise ValueError(f"costs: {name} must be positive and finite, got {_plain(value)!r}")
-        pair.append(v)
-    return pair[0], pair[1]
+    return check_cost(costs[0], "costs[0] (cost_fp)"), check_cost(costs[1], "costs[1] (cost_fn)")
 
 
 @dataclass(frozen=True)
