@@ -224,12 +224,12 @@ class HeadlineIntervals:
             return None
         return (
             f"{info['confidence']:.0%} pointwise, from the draws of the AP, PR-AUC and max-F1 "
-            "intervals (B = {n}, seed {seed}): the lowest cost is a minimum over thresholds, "
-            "biased down, so the draws are moved by that bias "
+            f"intervals (B = {info['n_boot']}, seed {info['seed']}): the lowest cost is a "
+            "minimum over thresholds, biased down, so the draws are moved by that bias "
             f"({_max_split(info['confidence'], mirrored=True)}) and united with their "
             "equal-tailed interval; the upper limit is at least that of the cost at the chosen "
             "threshold held fixed (no selection); shifted onto the exact cost"
-        ).format(n=info["n_boot"], seed=info["seed"])
+        )
 
 
 def headline_intervals(

@@ -307,6 +307,7 @@ def build_verdicts(
                     )
                 if not sig:
                     more = _more_data(z, conf, c, counts[runner], fint)
+        scale = per if key == "cost" else 1  # the cost is printed per `per` cases
         # the criterion's own interval (the tables'), for the run and its runner-up
         crit = {
             n: (intervals.get(n, {}).get((key, j)) if j is not None else None)
@@ -379,11 +380,7 @@ def build_verdicts(
                     fint,
                     cis=(fci(p_lo, p_hi), fci(r_lo, r_hi)),
                     apart=apart,
-                    value_ci=(
-                        ""
-                        if crit.get(best) is None
-                        else fci(*(x * (per if key == "cost" else 1) for x in crit[best]))
-                    ),
+                    value_ci=fci(*(x * scale for x in crit[best])) if crit.get(best) else "",
                 ),
             )
         )
