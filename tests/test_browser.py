@@ -529,3 +529,30 @@ def test_csp_allows_inline_only(report_file) -> None:
     assert csp["script-src"] == ["'unsafe-inline'"]  # no eval, no URL
     assert csp["style-src"] == ["'unsafe-inline'"]
     assert csp["img-src"] == ["data:"]
+
+
+def test_live_numbers_are_formatted_as_the_tables(tmp_path: Path) -> None:
+    """The live table's formatter (templates/_live.js.j2) and the static tables' (Python
+    ``_fmt``) give the same text, so a number reads the same in both views (the live one
+    printed '9264' and '1.235e5' where the tables print '9,264' and '123,457')."""
+    import re
+
+    from mlflow_imbalance.report import template_dir
+    from mlflow_imbalance.report.render import _fmt
+
+    js = (template_dir() / "_live.js.j2").read_text(encoding="utf-8")
+    m = re.search(r"\n  function fmt\(x, d\) \{\n.*?\n  \}\n", js, re.S)
+    assert m, "fmt() not found in the page script"
+    cases = [
+        (9264.3, 4), (9999.7, 4), (999.96, 3), (123456.4, 4), (0.12345, 4), (12.5, 3),
+        (0.00012, 4), (2e9 + 0.5, 4), (0.0424, 3), (0.8637218, 4), (6426.0, 4), (0.0, 4),
+        (-0.25, 3), (31.4159, 4), (1.5e-7, 3),
+    ]  # fmt: skip
+    page_html = tmp_path / "fmt.html"
+    page_html.write_text(f"<!doctype html><script>{m.group(0)}</script>", encoding="utf-8")
+    with Chromium(tmp_path, width=800, height=600) as page:
+        page.open(page_html)
+        got = json.loads(
+            page.eval(f"JSON.stringify({json.dumps(cases)}.map(c => fmt(c[0], c[1])))")
+        )
+    assert got == [_fmt(x, d) for x, d in cases]

@@ -512,6 +512,28 @@ def test_template_dir_found():
     assert Path(d).name == "templates"
 
 
+@pytest.mark.parametrize(
+    ("x", "digits", "shown"),
+    [
+        (9264.3, 4, "9,264"),  # a cost per 10^6 beside its interval "[9,264, 9,310]"
+        (9999.7, 4, "10,000"),  # rounds up out of the 4-digit branch: not "1e+04"
+        (999.96, 3, "1,000"),  # an interval limit: not "1e+03"
+        (123456.4, 4, "123,456"),
+        (0.12345, 4, "0.1235"),
+        (12.5, 3, "12.5"),
+        (0.00012, 4, "1.2e-4"),
+        (2e9 + 0.5, 4, "2e9"),
+    ],
+)
+def test_numbers_read_the_same_in_the_report_and_the_run_card(x, digits, shown):
+    """A value and its interval limits use one style: thousands separated, never Python's
+    '1e+04' (the report printed a cost as '9264 [9,264, 9,310]'; the card '1e+05' for 99,999.2)."""
+    from mlflow_imbalance.tracking.card import _fmt as card_fmt
+
+    assert _fmt(x, digits) == shown
+    assert card_fmt(x, digits) == shown
+
+
 # ---------------------------------------------------------------------------- bands in the report
 def _report_uncertainty(c: mi.RocCounts, name: str, prevalences, n_boot: int = 120):
     """The report's own bootstrap stage for one run (the code build_report runs)."""

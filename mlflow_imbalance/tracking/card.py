@@ -95,12 +95,14 @@ def _fmt(value: Any, digits: int = 4) -> str:
         return "–"
     if v.is_integer() and abs(v) < 1e15:
         return f"{int(v):,}"
-    if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e5):
+    if 10 ** (digits - 1) <= abs(v) < 1e9:
+        return f"{v:,.0f}"  # whole units: 1,235 (not 1.235e3 or a rounded-up 1e+04)
+    if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e9):
         mantissa, exponent = f"{v:.{digits - 1}e}".split("e")
         if "." in mantissa:
             mantissa = mantissa.rstrip("0").rstrip(".")
         return f"{mantissa}e{int(exponent)}"
-    return f"{v:.{digits}g}"
+    return f"{v:,.{digits}g}"
 
 
 @functools.lru_cache(maxsize=1)
