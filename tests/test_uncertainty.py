@@ -629,10 +629,12 @@ def test_bootstrap_statistics_share_one_replicate_set():
 @pytest.mark.parametrize(
     ("costs", "match"),
     [
-        ((1,), r"costs must be None or \(cost_fp, cost_fn\), got \(1,\)"),
+        ((1,), r"costs must be None, \(cost_fp, cost_fn\) or .*, got \(1,\)"),
         ((0, 1), r"costs\[0\] \(cost_fp\) must be positive and finite, got 0"),
         ((1, float("inf")), r"costs\[1\] \(cost_fn\) must be positive and finite, got inf"),
-        ((True, 1), r"got \(True, 1\)"),
+        ((True, 1), r"costs\[0\] \(cost_fp\) must be positive and finite, got True"),
+        ({"fp": 1, "fn": -2}, r"costs\['fn'\] must be positive and finite, got -2"),
+        ({"fp": 1}, r"costs must have exactly the keys 'fp' and 'fn'"),
         ("ab", r"got 'ab'"),
     ],
 )

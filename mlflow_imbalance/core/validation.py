@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ __all__ = [
     "binarize_labels",
     "binarize_labels_with_classes",
     "check_cost",
+    "check_costs",
     "check_label_union",
     "check_max_fpr",
     "check_prevalence",
@@ -311,6 +312,45 @@ def check_cost(value: Any, name: str, *, allow_zero: bool = False) -> float:
     if not (np.isfinite(v) and (v >= 0 if allow_zero else v > 0)):
         raise ValueError(f"{name} must be {want}, got {plain(value)!r}")
     return v
+
+
+def check_costs(costs: Any, name: str = "costs") -> tuple[float, float] | None:
+    """Validate a cost pair as the public API takes it.
+
+    ``None``, ``(cost_fp, cost_fn)`` or a mapping with exactly the keys ``fp``/``fn`` (or
+    ``cost_fp``/``cost_fn``). Each cost must be positive and finite (:func:`check_cost`);
+    ``True``/``False`` are refused (a flag passed where a cost belongs). Errors name the
+    element the way it was given: ``costs[1] (cost_fn)`` for a pair, ``costs['fn']`` for a
+    mapping.
+
+    Returns:
+        ``(cost_fp, cost_fn)`` as floats, or None.
+    """
+    if costs is None:
+        return None
+    if isinstance(costs, Mapping):
+        keys = set(costs)
+        fp_key = "fp" if "fp" in keys else "cost_fp"
+        fn_key = "fn" if "fn" in keys else "cost_fn"
+        if {fp_key, fn_key} != keys:
+            raise ValueError(
+                f"{name} must have exactly the keys 'fp' and 'fn' (or 'cost_fp' and "
+                f"'cost_fn'), got {sorted(map(str, keys))!r}"
+            )
+        items = [(costs[fp_key], f"{name}[{fp_key!r}]"), (costs[fn_key], f"{name}[{fn_key!r}]")]
+    elif isinstance(costs, tuple | list) and len(costs) == 2:
+        items = [(costs[0], f"{name}[0] (cost_fp)"), (costs[1], f"{name}[1] (cost_fn)")]
+    else:
+        raise ValueError(
+            f"{name} must be None, (cost_fp, cost_fn) or {{'fp': cost_fp, 'fn': cost_fn}}, "
+            f"got {plain(costs)!r}"
+        )
+    out = []
+    for value, label in items:
+        if isinstance(value, bool | np.bool_):
+            raise ValueError(f"{label} must be positive and finite, got {value!r}")
+        out.append(check_cost(value, label))
+    return out[0], out[1]
 
 
 def check_max_fpr(max_fpr: Any, name: str = "max_fpr") -> float:

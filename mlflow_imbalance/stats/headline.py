@@ -22,7 +22,7 @@ import numpy as np
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.curves import optimal_operating_point
 from mlflow_imbalance.core.metrics import average_precision, max_f1, pr_auc
-from mlflow_imbalance.core.validation import check_cost, check_prevalence
+from mlflow_imbalance.core.validation import check_costs, check_prevalence
 from mlflow_imbalance.stats._checks import _check_confidence, _plain
 from mlflow_imbalance.stats.bands import MIN_FP_SUPPORT, Band, band_from_replicates
 from mlflow_imbalance.stats.bootstrap import (
@@ -167,17 +167,6 @@ def _max_split(confidence: float, mirrored: bool = False) -> str:
     return f"{lo:.1%} of the draws below, {hi:.1%} above"
 
 
-def _check_cost_pair(costs: Any) -> tuple[float, float]:
-    """``(cost_fp, cost_fn)``: two positive finite numbers, or a ValueError naming ``costs``."""
-    if (
-        not isinstance(costs, tuple | list)
-        or len(costs) != 2
-        or any(isinstance(v, bool) for v in costs)
-    ):
-        raise ValueError(f"costs must be None or (cost_fp, cost_fn), got {_plain(costs)!r}")
-    return check_cost(costs[0], "costs[0] (cost_fp)"), check_cost(costs[1], "costs[1] (cost_fn)")
-
-
 @dataclass(frozen=True)
 class HeadlineIntervals:
     """Percentile intervals of AP, PR-AUC and max-F1 at several prevalences.
@@ -242,7 +231,7 @@ def headline_intervals(
     confidence: float = 0.95,
     points: int = BOOTSTRAP_POINTS,
     construction: str = "bayesian",
-    costs: tuple[float, float] | None = None,
+    costs: tuple[float, float] | Mapping[str, float] | None = None,
 ) -> HeadlineIntervals:
     """Percentile intervals of AP, PR-AUC and max-F1 at each prevalence, one shared bootstrap.
 
@@ -282,7 +271,8 @@ def headline_intervals(
         construction: ``"bayesian"`` (default) or ``"bootstrap"``: the earlier stratified count
             bootstrap's percentile intervals (under-cover where the estimate rests on fewer than
             ``MIN_FP_SUPPORT`` false positives; kept for comparison).
-        costs: ``(C_FP, C_FN)``, positive: adds ``intervals["cost"]`` (``exact["cost"]`` may
+        costs: ``(C_FP, C_FN)`` or ``{"fp": C_FP, "fn": C_FN}`` (as ``log_scores`` takes
+            them), positive: adds ``intervals["cost"]`` (``exact["cost"]`` may
             give the exact lowest costs; computed here when absent). Only with
             ``construction="bayesian"``.
 
@@ -301,7 +291,7 @@ def headline_intervals(
     if construction not in ("bayesian", "bootstrap"):
         raise ValueError(f"construction must be 'bayesian' or 'bootstrap', got {construction!r}")
     bayes = construction == "bayesian"
-    cost = None if costs is None else _check_cost_pair(costs)
+    cost = check_costs(costs)
     if cost is not None and not bayes:
         raise ValueError("costs: the cost interval needs construction='bayesian'")
     thin, tpr_err, fpr_err = thin_for_bootstrap(counts, points)

@@ -9,14 +9,13 @@ logged, the run resolution and the :class:`Scores` record that logging and loadi
 from __future__ import annotations
 
 import logging
-import math
 import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlflow_imbalance.core.validation import check_prevalence
+from mlflow_imbalance.core.validation import check_costs, check_prevalence
 from mlflow_imbalance.tracking.keys import eta_label, metric_key
 from mlflow_imbalance.tracking.summary import summary_to_json
 
@@ -101,35 +100,9 @@ def _check_prevalences(prevalences: Any) -> list[float]:
 
 
 def _check_costs(costs: Any) -> dict[str, float] | None:
-    """``None``, ``(cost_fp, cost_fn)`` or a mapping with keys fp/fn (or cost_fp/cost_fn)."""
-    if costs is None:
-        return None
-    if isinstance(costs, Mapping):
-        keys = set(costs)
-        fp_key = "fp" if "fp" in keys else "cost_fp"
-        fn_key = "fn" if "fn" in keys else "cost_fn"
-        if {fp_key, fn_key} != keys:
-            raise ValueError(
-                f"costs must have exactly the keys 'fp' and 'fn' (or 'cost_fp' and 'cost_fn'), "
-                f"got {sorted(map(str, keys))!r}"
-            )
-        pair = (costs[fp_key], costs[fn_key])
-    elif isinstance(costs, tuple | list) and len(costs) == 2:
-        pair = tuple(costs)
-    else:
-        raise ValueError(
-            f"costs must be None, (cost_fp, cost_fn) or {{'fp':..,'fn':..}}: {costs!r}"
-        )
-    out = {}
-    for key, value in zip(("fp", "fn"), pair, strict=True):
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"costs[{key!r}] must be a number, got {value!r}") from None
-        if not math.isfinite(v) or v <= 0:
-            raise ValueError(f"costs[{key!r}] must be positive and finite, got {value!r}")
-        out[key] = v
-    return out
+    """``{"fp": .., "fn": ..}`` or None (:func:`~mlflow_imbalance.core.validation.check_costs`)."""
+    pair = check_costs(costs)
+    return None if pair is None else {"fp": pair[0], "fn": pair[1]}
 
 
 def _resolve_keep_scores(keep_scores: Any, n: int) -> bool:
