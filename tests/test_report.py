@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import mlflow_imbalance as mi
 from mlflow_imbalance import metrics
@@ -502,6 +504,29 @@ def test_save_and_bad_options(tmp_path, basic):
         build_report(counts, confidence=1.5)
     with pytest.raises(ValueError, match="no run with valid counts"):
         build_report([str(tmp_path / "nothing.npz")])
+
+
+@settings(max_examples=300, deadline=None)
+@example(x=9999.7, digits=4, sign=1)  # rounds up out of the 4-digit branch
+@example(x=99999.6, digits=4, sign=-1)
+@example(x=999.96, digits=3, sign=1)
+@given(
+    x=st.floats(min_value=1e-12, max_value=1e12, allow_nan=False) | st.integers(1, 10**9),
+    digits=st.integers(3, 4),
+    sign=st.sampled_from([1, -1]),
+)
+def test_a_formatted_number_reads_back_as_itself(x, digits, sign):
+    """Whatever the magnitude, the text parses back (separators dropped) to the number within
+    its shown precision: ``digits`` significant digits, or whole units from 10^(digits-1)."""
+    from mlflow_imbalance.tracking.card import _fmt as card_fmt
+
+    x = sign * float(x)
+    for f in (_fmt, card_fmt):
+        text = f(x, digits)
+        assert "e+" not in text and " " not in text, text
+        back = float(text.replace(",", ""))
+        tol = max(abs(x) * 10.0 ** (1 - digits) / 2, 0.5 if abs(x) >= 10 ** (digits - 1) else 0)
+        assert abs(back - x) <= tol * (1 + 1e-9), (f.__module__, x, text)
 
 
 def test_template_dir_found():
