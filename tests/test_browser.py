@@ -546,7 +546,7 @@ def test_live_numbers_are_formatted_as_the_tables(tmp_path: Path) -> None:
     cases = [
         (9264.3, 4), (9999.7, 4), (999.96, 3), (123456.4, 4), (0.12345, 4), (12.5, 3),
         (0.00012, 4), (2e9 + 0.5, 4), (0.0424, 3), (0.8637218, 4), (6426.0, 4), (0.0, 4),
-        (-0.25, 3), (31.4159, 4), (1.5e-7, 3),
+        (-0.25, 3), (31.4159, 4), (1.5e-7, 3), (9.99999e-4, 3), (9.99949e8, 4),
     ]  # fmt: skip
     page_html = tmp_path / "fmt.html"
     page_html.write_text(f"<!doctype html><script>{m.group(0)}</script>", encoding="utf-8")
@@ -556,3 +556,36 @@ def test_live_numbers_are_formatted_as_the_tables(tmp_path: Path) -> None:
             page.eval(f"JSON.stringify({json.dumps(cases)}.map(c => fmt(c[0], c[1])))")
         )
     assert got == [_fmt(x, d) for x, d in cases]
+
+
+def test_live_verdict_says_when_the_winner_is_not_shown_to_beat_chance(tmp_path: Path) -> None:
+    """The live verdict carries the report verdict's chance sentence at the same η (scores
+    independent of the labels: precision η at every threshold) and none for a real model."""
+    rng = np.random.default_rng(5)
+    y = rng.random(6000) < 0.03
+    for scores, expect in (
+        ({"noise": rng.normal(size=y.size)}, "At this threshold its alerts are not shown"),
+        ({"good": rng.normal(size=y.size) + 2.5 * y}, None),
+    ):
+        counts = {k: mi.RocCounts.from_scores(y, s) for k, s in scores.items()}
+        rep = mi.build_report(counts, prevalences=[0.02], n_bootstrap=0, progress=False)
+        (v,) = rep.verdict
+        path = rep.save(tmp_path / f"{next(iter(scores))}.html")
+        sub = tmp_path / next(iter(scores))
+        sub.mkdir()
+        with Chromium(sub, width=1000, height=800) as page:
+            page.open(path)
+            page.eval(
+                "(() => { const b = document.getElementById('prevalence'); b.value = '0.5'; "
+                "b.dispatchEvent(new Event('input', {bubbles: true})); b.value = '0.02'; "
+                "b.dispatchEvent(new Event('input', {bubbles: true})); })()"
+            )
+            live = page.eval("document.querySelector('#verdict-live .live-text').textContent")
+            errors = page.errors()
+        assert not errors, errors[:3]
+        if expect is None:
+            assert v.chance == "" and "at random" not in live and "flags every case" not in live
+        else:
+            assert v.chance == "interval"
+            sentence = v.text[v.text.index(expect) :].split(" Runner-up")[0]
+            assert sentence in live, (sentence, live)

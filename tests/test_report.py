@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import mlflow_imbalance as mi
 from mlflow_imbalance import metrics
 from mlflow_imbalance.report import RunData, build_report, strip_timestamp
-from mlflow_imbalance.report.render import _fmt
+from mlflow_imbalance.report.render import _fmt, _fmt_eta
 
 XSS_NAME = "<script>alert(1)</script>\"q'uote"
 XSS_TAG = '"><img src=x onerror=alert(2)>'
@@ -548,6 +548,7 @@ def test_template_dir_found():
         (12.5, 3, "12.5"),
         (0.00012, 4, "1.2e-4"),
         (2e9 + 0.5, 4, "2e9"),
+        (9.99999e-4, 3, "0.001"),  # rounds up into the plain branch: not "1e-3" beside "0.001"
     ],
 )
 def test_numbers_read_the_same_in_the_report_and_the_run_card(x, digits, shown):
@@ -872,6 +873,52 @@ def test_verdict_is_the_lowest_expected_cost_and_is_data():
     assert [(float(a["data-prevalence"]), a["data-run"]) for a in items] == [
         (v.prevalence, v.run) for v in rep.verdict
     ]
+
+
+def test_verdict_says_when_the_point_it_ships_is_not_shown_to_beat_chance():
+    """Scores independent of the labels have precision η at every threshold (flagging at
+    random); constant scores flag every case. The verdict says so, in its sentence and its box;
+    a real model gets no such note (scikit-learn: its precision at η at the verdict's threshold,
+    reweighted from the test set, is well above η)."""
+    from sklearn.metrics import precision_score
+
+    rng = np.random.default_rng(0)
+    y = rng.random(20_000) < 0.02
+    noise = rng.normal(size=y.size)
+    good = rng.normal(size=y.size) + 2.0 * y
+    etas = [1e-3, 0.1]
+
+    def verdicts(scores):
+        counts = {k: mi.RocCounts.from_scores(y, s) for k, s in scores.items()}
+        rep = build_report(counts, prevalences=etas, n_bootstrap=0, progress=False)
+        return rep, {v.prevalence: v for v in rep.verdict}
+
+    rep, vs = verdicts({"noise": noise})
+    for eta, v in vs.items():
+        assert v.chance == "interval", (eta, v.text)
+        assert v.precision_low <= eta <= v.precision_high
+        assert (
+            "At this threshold its alerts are not shown to be more precise than flagging as "
+            "many cases at random: precision [" in v.text
+        )
+        assert f"reaches η = {_fmt_eta(eta)}." in v.text
+    assert rep.html.count("no better than random?</span>") == len(etas)
+
+    rep, vs = verdicts({"constant": np.zeros(y.size)})
+    for eta, v in vs.items():
+        assert v.chance == "all" and np.all(np.zeros(y.size) >= v.threshold)
+        assert f"Its threshold flags every case: at η = {_fmt_eta(eta)} no model" in v.text
+    assert rep.html.count("flags every case</span>") == len(etas)
+
+    rep, vs = verdicts({"good": good, "noise": noise})
+    for eta, v in vs.items():
+        assert v.run == "good" and v.chance == ""
+        # scikit-learn's precision at the threshold with the classes reweighted to eta
+        w = np.where(y, eta / y.mean(), (1 - eta) / (1 - y.mean()))
+        prec = precision_score(y, good >= v.threshold, sample_weight=w)
+        assert prec == pytest.approx(v.precision, rel=1e-9) and prec > 3 * eta
+        assert "at random" not in v.text
+    assert "no better than random?" not in rep.html
 
 
 def test_verdict_by_primary_metric_names_disagreeing_metrics():

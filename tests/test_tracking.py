@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -364,6 +365,41 @@ def test_card_and_figures(tracking_uri, tmp_path: Path):
         assert (Path(local) / key).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     summary = json.loads((Path(local) / "summary.json").read_text())
     assert validate_summary(summary)["card"] == "card.html"
+
+
+def test_card_says_when_the_operating_point_is_not_shown_to_beat_chance(tracking_uri, tmp_path):
+    """Scores independent of the labels (precision η at every threshold, so a valid interval
+    holds η): the card's sentence says its alerts are not shown to be more precise than random,
+    with that interval; constant scores flag every case; a real model gets neither."""
+    rng = np.random.default_rng(4)
+    y = (rng.random(8000) < 0.03).astype(int)
+    cases = {
+        "noise": (rng.normal(size=y.size), None),
+        "constant": (np.zeros(y.size), (1, 200)),
+        "real": (rng.normal(size=y.size) + 2.5 * y, None),
+    }
+    for name, (s, costs) in cases.items():
+        hard = pytest.warns(UserWarning, match="at most two distinct values")
+        with mlflow.start_run(run_name=name) as run, hard if costs else contextlib.nullcontext():
+            res = mi.log_scores(y, s, prevalences=[0.01], costs=costs)
+        local = MlflowClient().download_artifacts(
+            run.info.run_id, "imbalance/test", str(tmp_path / name)
+        )
+        card = (Path(local) / "card.html").read_text()
+        rows = res.summary["headline"]["at_prevalence"]
+        if name == "noise":
+            for r in rows:
+                lo, hi = r["precision_at_max_f1"]["interval"]
+                assert lo <= r["prevalence"] <= hi
+                assert (
+                    "its alerts are not shown to be more precise than flagging as many cases at "
+                    f"random: precision [{_fmt(lo, 3)}, {_fmt(hi, 3)}] reaches η = "
+                ) in card
+        elif name == "constant":
+            assert card.count("Its threshold flags every case: no model is needed") == len(rows)
+        else:
+            assert all(r["precision_at_max_f1"]["interval"][0] > r["prevalence"] for r in rows)
+            assert "at random" not in card and "flags every case" not in card
 
 
 def test_summary_validation_rejects_foreign_and_newer():

@@ -115,6 +115,8 @@ class Verdict:
         test: how the difference was tested.
         more_data: what more data would separate a tie ("" otherwise).
         disagree: metrics that pick another run at η, one line.
+        chance: ``"all"`` when the threshold flags every case, ``"interval"`` when the
+            precision interval reaches η (not shown to beat flagging at random), else "".
         text: the verdict in one plain sentence.
     """
 
@@ -143,6 +145,7 @@ class Verdict:
     test: str = ""
     more_data: str = ""
     disagree: str = ""
+    chance: str = ""
     text: str = ""
     value_low: float | None = None
     value_high: float | None = None

@@ -61,9 +61,10 @@ def _fmt(x: Any, digits: int = 4) -> str:
         return "—" if math.isnan(x) else ("∞" if x > 0 else "−∞")
     if x == 0:
         return "0"
-    if 1e-3 <= abs(x) < 10**digits and "e" not in (s := f"{x:,.{digits}g}"):
+    a = abs(float(f"{x:.{digits}g}"))  # the branch follows the shown value: 9.9999e-4 -> 0.001
+    if 1e-3 <= a < 10**digits and "e" not in (s := f"{x:,.{digits}g}"):
         return s  # thousands separated, as in the branch below (9,999.7 rounds up: below)
-    if 10 ** (digits - 1) <= abs(x) < 1e9:
+    if 10 ** (digits - 1) <= a < 1e9:
         return f"{x:,.0f}"
     return _fmt_sci(x, digits - 1)
 

@@ -95,9 +95,10 @@ def _fmt(value: Any, digits: int = 4) -> str:
         return "–"
     if v.is_integer() and abs(v) < 1e15:
         return f"{int(v):,}"
-    if 10 ** (digits - 1) <= abs(v) < 1e9:
+    a = abs(float(f"{v:.{digits}g}"))  # the branch follows the shown value: 9.9999e-4 -> 0.001
+    if 10 ** (digits - 1) <= a < 1e9:
         return f"{v:,.0f}"  # whole units: 1,235 (not 1.235e3 or a rounded-up 1e+04)
-    if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e9):
+    if v != 0 and (a < 1e-3 or a >= 1e9):
         mantissa, exponent = f"{v:.{digits - 1}e}".split("e")
         if "." in mantissa:
             mantissa = mantissa.rstrip("0").rstrip(".")
@@ -163,6 +164,7 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
             mc = row["min_cost"]
             thr, tpr, fpr = mc["threshold"], mc["tpr"], mc["fpr"]
             cis = (_ci(mc.get("precision")), _ci(mc.get("recall")))
+            p_iv = (mc.get("precision") or {}).get("interval")
             rule = (
                 f"lowest expected cost with C_FP = {_fmt(costs['fp'])}, "
                 f"C_FN = {_fmt(costs['fn'])}: normalised cost "
@@ -177,6 +179,7 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
             fpr = eta * tpr * (1 - prec) / (prec * (1 - eta)) if prec > 0 else 0.0
             rule = f"highest F1, {_fmt(row['max_f1']['value'], 3)}"
             cis = (_ci(row["precision_at_max_f1"]), _ci(row["recall_at_max_f1"]))
+            p_iv = row["precision_at_max_f1"].get("interval")
         caught = per * eta * tpr
         alerts = caught + per * (1 - eta) * fpr
         where = "the test prevalence" if row["is_test_prevalence"] else "deployment"
@@ -187,12 +190,21 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
             )
             continue
         precision = caught / alerts
-        out.append(
+        text = (
             f"At η = {_eta_text(eta)} ({where}): threshold {_fmt(thr, 4)} ({rule}). "
             f"Per {per:,} cases: {_count(alerts)} alerts, {_count(caught)} of "
             f"{_count(per * eta)} positives caught; precision {_fmt(precision, 3)}{cis[0]}, "
             f"recall {_fmt(tpr, 3)}{cis[1]}."
         )
+        # as the report's verdict (report/analysis/verdict.py _chance)
+        if tpr >= 1 and fpr >= 1:
+            text += " Its threshold flags every case: no model is needed to do that."
+        elif p_iv and tpr > 0 and float(p_iv[0]) <= eta:
+            text += (
+                " At this threshold its alerts are not shown to be more precise than flagging "
+                f"as many cases at random: precision{cis[0]} reaches η = {_eta_text(eta)}."
+            )
+        out.append(text)
     return out
 
 

@@ -43,6 +43,7 @@ from mlflow_imbalance.report.analysis.tables import (
 from mlflow_imbalance.report.analysis.verdict import (
     MAX_PAIRED_EXAMPLES,
     build_verdicts,
+    chance_text,
     count,
     criterion_orders,
     p_value_text,
@@ -548,6 +549,10 @@ def _verdict_view(
         "test": v.test,
         "more_data": v.more_data,
         "disagree": v.disagree,
+        "chance": v.chance,
+        "chance_text": chance_text(
+            v.chance, feta(v.prevalence), fci(v.precision_low, v.precision_high)
+        ),
         "text": v.text,
     }
 

@@ -276,6 +276,7 @@ def build_verdicts(
             if tp > 0:
                 p_lo, p_hi = sel[0]
             r_lo, r_hi = sel[1]
+        chance = _chance(thr, tpr, fpr, p_lo, eta)
         per = per_cases(eta)
         alerts, caught = per * denom, per * eta * tpr
         missed = per * eta - caught
@@ -357,6 +358,7 @@ def build_verdicts(
                 test=test_txt,
                 more_data=more,
                 disagree=disagree,
+                chance=chance,
                 text=_sentence(
                     eta,
                     best,
@@ -381,10 +383,42 @@ def build_verdicts(
                     cis=(fci(p_lo, p_hi), fci(r_lo, r_hi)),
                     apart=apart,
                     value_ci=fci(*(x * scale for x in crit[best])) if crit.get(best) else "",
+                    chance=chance,
                 ),
             )
         )
     return out, orders
+
+
+def _chance(thr: float, tpr: float, fpr: float, p_lo: float | None, eta: float) -> str:
+    """Whether the recommended operating point is shown to beat flagging cases at random.
+
+    ``"all"``: it flags every case (TPR = FPR = 1), which needs no model. ``"interval"``: the
+    lower bound of its precision (valid after the choice of threshold) does not exceed η, the
+    precision of flagging as many cases at random (likelihood ratio 1; Brabec et al. 2020,
+    eq. 8). ``""``: it is shown to beat chance, or it flags nothing. A statement about the
+    alerts at this threshold, not about the ranking: a run can beat random scores on AP and
+    still have an operating point whose precision is not shown above η.
+    """
+    if math.isinf(thr) and thr > 0:
+        return ""
+    if tpr >= 1.0 and fpr >= 1.0:
+        return "all"
+    if p_lo is not None and p_lo <= eta:
+        return "interval"
+    return ""
+
+
+def chance_text(chance: str, eta: str, ci: str) -> str:
+    """The verdict's sentence for :func:`_chance` (``eta`` and ``ci`` formatted)."""
+    if chance == "all":
+        return f"Its threshold flags every case: at η = {eta} no model is needed to do that."
+    if chance == "interval":
+        return (
+            "At this threshold its alerts are not shown to be more precise than flagging as "
+            f"many cases at random: precision {ci} reaches η = {eta}."
+        )
+    return ""
 
 
 def _with_ci(value: str, ci: str) -> str:
@@ -394,7 +428,7 @@ def _with_ci(value: str, ci: str) -> str:
 
 def _sentence(
     eta, best, key, label, vals, thr, prec, tpr, per, alerts, caught, runner, p, sig, more,
-    disagree, opts, fmt, feta, fint, cis=("", ""), apart=False, value_ci="",
+    disagree, opts, fmt, feta, fint, cis=("", ""), apart=False, value_ci="", chance="",
 ) -> str:  # fmt: skip
     how = (
         f"lowest expected cost, {_with_ci(fmt(vals[best]['cost'] * per, 3), value_ci)} per "
@@ -412,6 +446,8 @@ def _sentence(
         f" positives caught; precision {_with_ci(fmt(prec, 3), cis[0])}, "
         f"recall {_with_ci(fmt(tpr, 3), cis[1])}."
     )
+    if chance:
+        text += " " + chance_text(chance, feta(eta), cis[0])
     if runner is None:
         return text
     if sig is True and apart:
