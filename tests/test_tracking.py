@@ -375,12 +375,14 @@ def test_card_says_when_the_operating_point_is_not_shown_to_beat_chance(tracking
     y = (rng.random(8000) < 0.03).astype(int)
     cases = {
         "noise": (rng.normal(size=y.size), None),
-        "constant": (np.zeros(y.size), (1, 200)),
+        "constant": (np.zeros(y.size), (1, 200)),  # the lowest-cost point
+        "constant-f1": (np.zeros(y.size), None),  # the max-F1 point
         "real": (rng.normal(size=y.size) + 2.5 * y, None),
     }
     for name, (s, costs) in cases.items():
         hard = pytest.warns(UserWarning, match="at most two distinct values")
-        with mlflow.start_run(run_name=name) as run, hard if costs else contextlib.nullcontext():
+        constant = name.startswith("constant")
+        with mlflow.start_run(run_name=name) as run, hard if constant else contextlib.nullcontext():
             res = mi.log_scores(y, s, prevalences=[0.01], costs=costs)
         local = MlflowClient().download_artifacts(
             run.info.run_id, "imbalance/test", str(tmp_path / name)
@@ -395,7 +397,7 @@ def test_card_says_when_the_operating_point_is_not_shown_to_beat_chance(tracking
                     "its alerts are not shown to be more precise than flagging as many cases at "
                     f"random: precision [{_fmt(lo, 3)}, {_fmt(hi, 3)}] reaches η = "
                 ) in card
-        elif name == "constant":
+        elif constant:
             assert card.count("Its threshold flags every case: no model is needed") == len(rows)
         else:
             assert all(r["precision_at_max_f1"]["interval"][0] > r["prevalence"] for r in rows)

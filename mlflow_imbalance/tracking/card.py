@@ -197,7 +197,7 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
             f"recall {_fmt(tpr, 3)}{cis[1]}."
         )
         # as the report's verdict (report/analysis/verdict.py _chance)
-        if tpr >= 1 and fpr >= 1:
+        if tpr >= 1 and fpr >= 1 - 1e-9:  # fpr is derived from precision without costs
             text += " Its threshold flags every case: no model is needed to do that."
         elif p_iv and tpr > 0 and float(p_iv[0]) <= eta:
             text += (
