@@ -156,3 +156,19 @@ def test_selected_point_bounds_bracket_every_point_between_candidates(counts):
         assert again == sp
     with pytest.raises(ValueError, match="confidence"):
         u.selected_point_interval(counts, 0, eta, confidence=0.9, limits=lim)
+
+
+def test_chance_level_compares_the_precision_bound_with_random_flagging():
+    """Random flagging (TPR = FPR, likelihood ratio 1) has precision η at η (Brabec eq. 8):
+    a point is shown to beat it only when its precision lower bound exceeds η."""
+    eta = 0.01
+    o = eta / (1 - eta)
+    random_precision = 0.3 * o / (0.3 * o + 0.3)  # TPR = FPR = 0.3
+    assert random_precision == pytest.approx(eta, rel=1e-12)
+    assert u.chance_level(0.3, 0.3, random_precision, eta) == "interval"
+    assert u.chance_level(0.5, 0.01, 0.2, eta) == ""
+    assert u.chance_level(0.5, 0.01, None, eta) == ""  # no bound: nothing is claimed
+    # a point that catches no positive: the report gives no precision interval there, so the
+    # card and the page make no claim either (the three views agree)
+    assert u.chance_level(0.0, 0.01, 0.0, eta) == ""
+    assert u.chance_level(1.0, 1.0, 0.5, eta) == "all"  # flags every case, whatever the bound

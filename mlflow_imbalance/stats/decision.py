@@ -38,6 +38,7 @@ __all__ = [
     "ThresholdChoice",
     "candidate_limits",
     "candidate_thresholds",
+    "chance_level",
     "choose_threshold",
     "selected_point_interval",
 ]
@@ -386,3 +387,28 @@ def selected_point_interval(
     return SelectedPoint(
         k, eta, float(_prec(tl, fh, o)), float(_prec(th, fl, o)), tl, th, conf, limits.method
     )
+
+
+def chance_level(tpr: float, fpr: float, precision_low: float | None, prevalence: float) -> str:
+    """Whether an operating point is shown to beat flagging cases at random at ``prevalence``.
+
+    Flagging cases at random has likelihood ratio 1, so its precision at η is η (Brabec et al.
+    2020, eq. 8). Used by the report's verdict and the run card, so both say the same.
+
+    Args:
+        tpr: the point's TPR (a point that flags nothing is not passed here).
+        fpr: its FPR.
+        precision_low: lower bound of its precision at η (valid after the choice of threshold:
+            :func:`selected_point_interval`), or None without one.
+        prevalence: η.
+
+    Returns:
+        ``"all"`` when it flags every case (TPR = FPR = 1, to 1e-9: needs no model),
+        ``"interval"`` when ``precision_low <= η`` (not shown more precise than random), else
+        ``""``. A statement about the alerts at that threshold, not about the ranking.
+    """
+    if tpr >= 1.0 and fpr >= 1.0 - 1e-9:
+        return "all"
+    if precision_low is not None and tpr > 0 and precision_low <= prevalence:
+        return "interval"
+    return ""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.stats.decision import chance_level
 
 logger = logging.getLogger(__name__)
 
@@ -196,10 +197,10 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
             f"{_count(per * eta)} positives caught; precision {_fmt(precision, 3)}{cis[0]}, "
             f"recall {_fmt(tpr, 3)}{cis[1]}."
         )
-        # as the report's verdict (report/analysis/verdict.py _chance)
-        if tpr >= 1 and fpr >= 1 - 1e-9:  # fpr is derived from precision without costs
+        chance = chance_level(tpr, fpr, float(p_iv[0]) if p_iv else None, eta)  # as the report
+        if chance == "all":
             text += " Its threshold flags every case: no model is needed to do that."
-        elif p_iv and tpr > 0 and float(p_iv[0]) <= eta:
+        elif chance == "interval":
             text += (
                 " At this threshold its alerts are not shown to be more precise than flagging "
                 f"as many cases at random: precision{cis[0]} reaches η = {_eta_text(eta)}."

@@ -40,6 +40,7 @@ from mlflow_imbalance.report.analysis._common import APART_KEYS, intervals_apart
 from mlflow_imbalance.report.model import Verdict
 from mlflow_imbalance.report.options import PRIMARY_METRICS
 from mlflow_imbalance.stats.compare import delong_test, delong_test_unpaired, paired_metric_test
+from mlflow_imbalance.stats.decision import chance_level
 
 logger = logging.getLogger(__name__)
 
@@ -276,7 +277,8 @@ def build_verdicts(
             if tp > 0:
                 p_lo, p_hi = sel[0]
             r_lo, r_hi = sel[1]
-        chance = _chance(thr, tpr, fpr, p_lo, eta)
+        flags_nothing = math.isinf(thr) and thr > 0
+        chance = "" if flags_nothing else chance_level(tpr, fpr, p_lo, eta)
         per = per_cases(eta)
         alerts, caught = per * denom, per * eta * tpr
         missed = per * eta - caught
@@ -390,27 +392,11 @@ def build_verdicts(
     return out, orders
 
 
-def _chance(thr: float, tpr: float, fpr: float, p_lo: float | None, eta: float) -> str:
-    """Whether the recommended operating point is shown to beat flagging cases at random.
-
-    ``"all"``: it flags every case (TPR = FPR = 1), which needs no model. ``"interval"``: the
-    lower bound of its precision (valid after the choice of threshold) does not exceed η, the
-    precision of flagging as many cases at random (likelihood ratio 1; Brabec et al. 2020,
-    eq. 8). ``""``: it is shown to beat chance, or it flags nothing. A statement about the
-    alerts at this threshold, not about the ranking: a run can beat random scores on AP and
-    still have an operating point whose precision is not shown above η.
-    """
-    if math.isinf(thr) and thr > 0:
-        return ""
-    if tpr >= 1.0 and fpr >= 1.0:
-        return "all"
-    if p_lo is not None and p_lo <= eta:
-        return "interval"
-    return ""
-
-
 def chance_text(chance: str, eta: str, ci: str) -> str:
-    """The verdict's sentence for :func:`_chance` (``eta`` and ``ci`` formatted)."""
+    """The verdict's sentence for a :func:`~mlflow_imbalance.stats.decision.chance_level` result.
+
+    ``eta`` and ``ci`` come formatted.
+    """
     if chance == "all":
         return f"Its threshold flags every case: at η = {eta} no model is needed to do that."
     if chance == "interval":
