@@ -532,30 +532,49 @@ def test_csp_allows_inline_only(report_file) -> None:
 
 
 def test_live_numbers_are_formatted_as_the_tables(tmp_path: Path) -> None:
-    """The live table's formatter (templates/_live.js.j2) and the static tables' (Python
-    ``_fmt``) give the same text, so a number reads the same in both views (the live one
-    printed '9264' and '1.235e5' where the tables print '9,264' and '123,457')."""
+    """The live table's formatters (templates/_live.js.j2) and the static tables' and verdict's
+    (Python ``_fmt``, ``count``) give the same text, so a number reads the same in both views
+    (the live one printed '9264' and '1.235e5' where the tables print '9,264' and '123,457').
+    Exact decimal ties are rounded to even as Python does (JS rounds them up: 1234.5 read
+    '1,235' live and '1,234' in the table)."""
     import re
 
     from mlflow_imbalance.report import template_dir
-    from mlflow_imbalance.report.render import _fmt
+    from mlflow_imbalance.report.analysis.verdict import count
+    from mlflow_imbalance.report.render import _fmt, _fmt_int
 
     js = (template_dir() / "_live.js.j2").read_text(encoding="utf-8")
-    m = re.search(r"\n  function fmt\(x, d\) \{\n.*?\n  \}\n", js, re.S)
-    assert m, "fmt() not found in the page script"
+    funcs = []
+    for name in ("pyRound", "roundSig", "fmt", "fmtInt"):
+        m = re.search(rf"\n  function {name}\(.*?\n  \}}\n", js, re.S)
+        assert m, f"{name}() not found in the page script"
+        funcs.append(m.group(0))
     cases = [
         (9264.3, 4), (9999.7, 4), (999.96, 3), (123456.4, 4), (0.12345, 4), (12.5, 3),
         (0.00012, 4), (2e9 + 0.5, 4), (0.0424, 3), (0.8637218, 4), (6426.0, 4), (0.0, 4),
         (-0.25, 3), (31.4159, 4), (1.5e-7, 3), (9.99999e-4, 3), (9.99949e8, 4),
+        # exact ties (binary fractions): to even, as Python
+        (1234.5, 4), (1235.5, 4), (0.0078125, 4), (12344.5, 4), (1_234_500_000.0, 4),
+        (-0.125, 2), (0.375, 2), (2.5, 1), (0.5, 1), (1e-20, 3), (3.5e22, 3),
     ]  # fmt: skip
+    # and many more: binary fractions (ties at some digit), and plain doubles over 18 decades
+    rng = np.random.default_rng(11)
+    ties = rng.integers(1, 10**6, 300) * 2.0 ** -rng.integers(0, 22, 300)
+    plain = 10.0 ** rng.uniform(-8, 10, 300) * rng.choice([-1, 1], 300)
+    cases += [(float(x), int(d)) for x, d in zip(ties, rng.integers(1, 5, 300), strict=True)]
+    cases += [(float(x), int(d)) for x, d in zip(plain, rng.integers(1, 5, 300), strict=True)]
+    counts = [12.5, 13.5, -12.5, 0.25, 0.35, 2.5, 9.95, 10.0, 1234567.5, 0.04, 0.0]
+    counts += [float(x) for x in ties[:100] / 64] + [float(x) for x in plain[:100]]
     page_html = tmp_path / "fmt.html"
-    page_html.write_text(f"<!doctype html><script>{m.group(0)}</script>", encoding="utf-8")
+    page_html.write_text(f"<!doctype html><script>{''.join(funcs)}</script>", encoding="utf-8")
     with Chromium(tmp_path, width=800, height=600) as page:
         page.open(page_html)
         got = json.loads(
             page.eval(f"JSON.stringify({json.dumps(cases)}.map(c => fmt(c[0], c[1])))")
         )
+        got_counts = json.loads(page.eval(f"JSON.stringify({json.dumps(counts)}.map(fmtInt))"))
     assert got == [_fmt(x, d) for x, d in cases]
+    assert got_counts == [count(x, _fmt_int) for x in counts]
 
 
 def test_live_verdict_says_when_the_winner_is_not_shown_to_beat_chance(tmp_path: Path) -> None:
