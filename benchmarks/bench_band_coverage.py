@@ -29,7 +29,9 @@ and without its floor (:func:`verdict_level_paired`);
 ``... --headline MODEL P N [R]``: the headline intervals alone at many test sets
 (:func:`headline_only`; MODEL ``binormal`` or ``skewed``); ``... --verdict-report [R] [B]``:
 the level of the report's verdict for runs on shared examples (:func:`verdict_level_report`);
-``... --cost [R] [B]``: the tables' lowest-expected-cost interval (:func:`cost_coverage`).
+``... --cost [R] [B]``: the tables' lowest-expected-cost interval (:func:`cost_coverage`);
+``... --logit-ap MODEL P N [R]``: Boyd et al.'s logit interval for AP and PR-AUC against the
+default, screened and not adopted (:func:`logit_interval_screen`).
 """
 
 from __future__ import annotations
@@ -325,6 +327,50 @@ def headline_only(mname: str, n_pos: int, n_neg: int, r: int) -> None:
         q = np.quantile(np.asarray(est[key]), [0.025, 0.975], axis=0)
         ratio = " / ".join(f"{x:.2f}" for x in width[key] / r / (q[1] - q[0]))
         print(f"| {key} | {cells} | {miss} | {ratio} |")
+
+
+def logit_interval_screen(mname: str, n_pos: int, n_neg: int, r: int) -> None:
+    """Boyd, Eng & Page (2013)'s logit interval for AP (and PR-AUC), logit(m) +- z / sqrt(P m
+    (1 - m)) with P the positives, against the default headline interval and the union of the
+    two, on fresh test sets of one regime (seed ``777 + P``): coverage at the test prevalence,
+    1e-3 and 1e-4, and mean width over the estimator's 2.5-97.5% spread over the R sets.
+    Screened for the binormal 100 / 10^6 cells (docs/statistics.md); not used by the package."""
+    from scipy.special import expit, logit
+    from scipy.stats import norm
+
+    model = binormal_model(2.0) if mname == "binormal" else skewed_model()
+    h_eta = np.array([n_pos / (n_pos + n_neg), 1e-3, 1e-4])
+    truth = true_curves(model, np.array([0.5]), h_eta, np.array([0.5]), 0.5)
+    sets = draw_counts(np.random.default_rng(777 + n_pos), model, n_pos, n_neg, r)
+    z = float(norm.ppf(0.975))
+    fns = {"ap": metrics.average_precision, "pr_auc": metrics.pr_auc}
+    hits: dict[tuple[str, str], list] = {}
+    widths: dict[tuple[str, str], list] = {}
+    est: dict[str, list] = {key: [] for key in fns}
+    for i, c in enumerate(sets):
+        h = u.headline_intervals(c, h_eta, n_boot=200, seed=50_000 + i)
+        for key, fn in fns.items():
+            m = np.atleast_1d(fn(c, h_eta))
+            est[key].append(m)
+            tau = z / np.sqrt(n_pos * m * (1 - m))
+            lo, hi = h.intervals[key][:, 0], h.intervals[key][:, 1]
+            ylo, yhi = expit(logit(m) - tau), expit(logit(m) + tau)
+            for name, (a, b) in (
+                ("bayesian", (lo, hi)),
+                ("logit", (ylo, yhi)),
+                ("union", (np.minimum(lo, ylo), np.maximum(hi, yhi))),
+            ):
+                hits.setdefault((key, name), []).append((a <= truth[key]) & (truth[key] <= b))
+                widths.setdefault((key, name), []).append(b - a)
+    etas = ", ".join(f"{e:.3g}" for e in h_eta)
+    print(f"\nlogit interval screen, {mname} {n_pos} / {n_neg}, R = {r}; eta = {etas}")
+    print("| metric | interval | coverage (± MC s.e.) | mean width / spread |")
+    print("|---|---|---|---|")
+    for (key, name), h in hits.items():
+        q = np.quantile(np.asarray(est[key]), [0.025, 0.975], axis=0)
+        cov = " / ".join(_fmt(float(x), r) for x in np.mean(h, axis=0))
+        ratio = np.mean(widths[(key, name)], axis=0) / (q[1] - q[0])
+        print(f"| {key} | {name} | {cov} | " + " / ".join(f"{x:.2f}" for x in ratio) + " |")
 
 
 def roc_only(r: int, b: int) -> None:
@@ -690,6 +736,7 @@ STUDIES = {
     "--verdict-report": (verdict_level_report, (int, int), (300, 400)),
     "--verdict": (verdict_level, (int, int), (500, 1000)),
     "--headline": (headline_only, (str, int, int, int), (None, None, None, 1500)),
+    "--logit-ap": (logit_interval_screen, (str, int, int, int), (None, None, None, 600)),
     "--flips": (flips, (int, int), (200, 200)),
     "--cost": (cost_coverage, (int, int), (300, 1000)),
 }
