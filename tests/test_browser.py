@@ -541,11 +541,11 @@ def test_live_numbers_are_formatted_as_the_tables(tmp_path: Path) -> None:
 
     from mlflow_imbalance.report import template_dir
     from mlflow_imbalance.report.analysis.verdict import count
-    from mlflow_imbalance.report.render import _fmt, _fmt_int
+    from mlflow_imbalance.report.render import _fmt, _fmt_eta, _fmt_int
 
     js = (template_dir() / "_live.js.j2").read_text(encoding="utf-8")
     funcs = []
-    for name in ("pyRound", "roundSig", "fmt", "fmtInt"):
+    for name in ("pyRound", "roundSig", "fmt", "fmtInt", "fmtEta"):
         m = re.search(rf"\n  function {name}\(.*?\n  \}}\n", js, re.S)
         assert m, f"{name}() not found in the page script"
         funcs.append(m.group(0))
@@ -565,6 +565,9 @@ def test_live_numbers_are_formatted_as_the_tables(tmp_path: Path) -> None:
     cases += [(float(x), int(d)) for x, d in zip(plain, rng.integers(1, 5, 300), strict=True)]
     counts = [12.5, 13.5, -12.5, 0.25, 0.35, 2.5, 9.95, 10.0, 1234567.5, 0.04, 0.0]
     counts += [float(x) for x in ties[:100] / 64] + [float(x) for x in plain[:100]]
+    # prevalences as the live verdict writes them (0.3125 is a tie at 3 digits: "0.312")
+    etas = [0.3125, 0.1875, 0.5, 1e-3, 9.9996e-4, 2.5e-4, 1.25e-5, 0.0736, 0.0123456]
+    etas += [float(x) for x in 10.0 ** rng.uniform(-6, np.log10(0.5), 200)]
     page_html = tmp_path / "fmt.html"
     page_html.write_text(f"<!doctype html><script>{''.join(funcs)}</script>", encoding="utf-8")
     with Chromium(tmp_path, width=800, height=600) as page:
@@ -573,8 +576,10 @@ def test_live_numbers_are_formatted_as_the_tables(tmp_path: Path) -> None:
             page.eval(f"JSON.stringify({json.dumps(cases)}.map(c => fmt(c[0], c[1])))")
         )
         got_counts = json.loads(page.eval(f"JSON.stringify({json.dumps(counts)}.map(fmtInt))"))
+        got_etas = json.loads(page.eval(f"JSON.stringify({json.dumps(etas)}.map(fmtEta))"))
     assert got == [_fmt(x, d) for x, d in cases]
     assert got_counts == [count(x, _fmt_int) for x in counts]
+    assert got_etas == [_fmt_eta(x) for x in etas]
 
 
 def test_live_verdict_says_when_the_winner_is_not_shown_to_beat_chance(tmp_path: Path) -> None:
