@@ -40,6 +40,7 @@ __all__ = [
     "candidate_thresholds",
     "chance_level",
     "choose_threshold",
+    "per_cases",
     "selected_point_interval",
 ]
 
@@ -412,3 +413,12 @@ def chance_level(tpr: float, fpr: float, precision_low: float | None, prevalence
     if precision_low is not None and tpr > 0 and precision_low <= prevalence:
         return "interval"
     return ""
+
+
+def per_cases(prevalence: float) -> int:
+    """How many cases the plain-unit counts and costs refer to at ``prevalence``.
+
+    10,000 when η ≥ 1e-3 (at least 10 positives among them), else 1,000,000. The one rule behind
+    "per 10,000 cases" in the report, the CLI's verdict, the run card and the MLflow cost keys.
+    """
+    return 10_000 if float(prevalence) >= 1e-3 else 1_000_000

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mlflow_imbalance.core.counts import RocCounts
-from mlflow_imbalance.stats.decision import chance_level
+from mlflow_imbalance.stats.decision import chance_level, per_cases
 
 logger = logging.getLogger(__name__)
 
@@ -141,11 +141,6 @@ def _eta_text(eta: float) -> str:
     return power if mantissa == "1" else f"{mantissa}×{power}"
 
 
-def _per_cases(eta: float) -> int:
-    """Cases the plain-unit counts refer to: 10,000 when η ≥ 1e-3, else 10^6 (as the report)."""
-    return 10_000 if eta >= 1e-3 else 1_000_000
-
-
 def _count(x: float) -> str:
     return f"{x:,.0f}" if x >= 10 or x == 0 else f"{x:.1f}"
 
@@ -160,7 +155,7 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
     costs = summary.get("costs")
     for row in summary["headline"]["at_prevalence"]:
         eta = float(row["prevalence"])
-        per = _per_cases(eta)
+        per = per_cases(eta)
         if costs and row.get("min_cost"):
             mc = row["min_cost"]
             thr, tpr, fpr = mc["threshold"], mc["tpr"], mc["fpr"]

@@ -11,6 +11,7 @@ from scipy import stats as _sps
 
 from mlflow_imbalance.report.analysis._common import APART_KEYS, _rank, intervals_apart
 from mlflow_imbalance.report.analysis.paired import SharedReplicates
+from mlflow_imbalance.stats.decision import per_cases
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +153,7 @@ def _tables(
             order = sorted(names, key=lambda n: (sign * vals[n], names.index(n)))
         ref_eta = eta if eta is not None else float(point[names[0]]["etas"][0])
         verdict = _verdict_at(verdicts, ref_eta)
-        per = 10_000 if ref_eta >= 1e-3 else 1_000_000
+        per = per_cases(ref_eta)
         per_of[j] = per
         columns = []
         for key, label, title in cols:

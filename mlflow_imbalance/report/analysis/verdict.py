@@ -40,7 +40,7 @@ from mlflow_imbalance.report.analysis._common import APART_KEYS, intervals_apart
 from mlflow_imbalance.report.model import Verdict
 from mlflow_imbalance.report.options import PRIMARY_METRICS
 from mlflow_imbalance.stats.compare import delong_test, delong_test_unpaired, paired_metric_test
-from mlflow_imbalance.stats.decision import chance_level
+from mlflow_imbalance.stats.decision import chance_level, per_cases
 
 logger = logging.getLogger(__name__)
 
@@ -50,11 +50,6 @@ MAX_PAIRED_EXAMPLES = 300_000
 POWER = 0.8
 
 _LABELS = {"cost": "expected cost", **PRIMARY_METRICS}
-
-
-def per_cases(eta: float) -> int:
-    """Cases the plain-unit counts refer to: 10,000 when η ≥ 1e-3 (≥ 10 positives), else 10^6."""
-    return 10_000 if eta >= 1e-3 else 1_000_000
 
 
 def criterion_values(
