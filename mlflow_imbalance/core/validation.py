@@ -70,7 +70,10 @@ def as_1d_array(values: Any, name: str) -> np.ndarray:
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.reshape(-1)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got an array of shape {arr.shape}")
+        hint = ""
+        if arr.ndim == 2 and arr.shape[1] == 2:  # e.g. predict_proba's output
+            hint = f" (predict_proba output? pass the positive class's column: {name}[:, 1])"
+        raise ValueError(f"{name} must be one-dimensional, got an array of shape {arr.shape}{hint}")
     return arr
 
 
