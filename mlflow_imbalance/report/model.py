@@ -34,6 +34,9 @@ class RunData:
         scores: optional ``(y_true, y_score)`` of the test set, for paired comparisons.
         source: where the counts came from (for the runs table).
         experiment_id: MLflow experiment id of the run (links into the MLflow UI).
+        counts_name: the counts set read from the run (``imbalance/<counts_name>/``); differs
+            from the report's name when the run held only a set of another name (the report
+            notes it). None when the counts did not come from a run.
     """
 
     name: str
@@ -46,6 +49,7 @@ class RunData:
     scores: tuple[Any, Any] | None = None
     source: str = ""
     experiment_id: str | None = None
+    counts_name: str | None = None
 
     @property
     def synthesized(self) -> bool:
@@ -56,7 +60,13 @@ class RunData:
 
 @dataclass(frozen=True)
 class SkippedRun:
-    """A run left out of the report, with the reason shown to the reader."""
+    """A run left out of the report, with the reason shown to the reader.
+
+    Attributes:
+        name: the run's name (or the file / mapping key it came from).
+        reason: why it was left out, one line.
+        run_id: the MLflow run id, when it was a run.
+    """
 
     name: str
     reason: str
@@ -165,7 +175,10 @@ class Report:
         context: the template context (numbers, flips, figures) for programmatic use.
         timings: wall seconds per stage (load, metrics, bootstrap, ranking, figures, render).
         cpu_timings: CPU seconds (``time.process_time``, all threads) per stage.
-        skipped: runs that could not be included, with reasons.
+        skipped: runs that could not be included, with reasons (each also logged as a
+            warning by :func:`~mlflow_imbalance.report.build.build_report`).
+        notes: one line per run read from counts of another name than the report's (the
+            run held no set of that name and exactly one other), also shown in the report.
         verdict: one :class:`Verdict` per chosen prevalence (the test prevalence when none
             was chosen): the run to ship, its threshold and how sure the choice is.
     """
@@ -177,12 +190,14 @@ class Report:
         timings: Mapping[str, float],
         skipped: Sequence[SkippedRun] = (),
         path: Path | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
         self.html = html
         self.context = dict(context)
         self.timings = dict(timings)
         self.cpu_timings: dict[str, float] = {}
         self.skipped = list(skipped)
+        self.notes = list(notes)
         self.path = path
         self.verdict: list[Verdict] = list(self.context.get("verdict_data", ()))
 
