@@ -26,7 +26,15 @@ from mlflow_imbalance.core.metrics import (
     pr_auc,
     roc_curve,
 )
-from mlflow_imbalance.core.validation import check_cost, check_max_fpr, check_prevalence, plain
+from mlflow_imbalance.core.validation import (
+    MAX_GRID_POINTS,
+    MAX_POINTS_PER_SEGMENT,
+    check_cost,
+    check_max_fpr,
+    check_prevalence,
+    check_size,
+    plain,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -440,7 +448,8 @@ def cost_curve(
         c: ROC counts.
         cost_fp: C(+1, −1); used with ``cost_fn`` only to map ``prevalences`` to PC.
         cost_fn: C(−1, +1).
-        num: grid size when ``prevalences`` is None (PC evenly spaced on [0, 1]).
+        num: grid size when ``prevalences`` is None (PC evenly spaced on [0, 1]); at most
+            :data:`~mlflow_imbalance.core.validation.MAX_GRID_POINTS`.
         prevalences: optional η grid; the x axis is then ``probability_cost(prevalences, ...)``.
 
     Returns:
@@ -449,9 +458,7 @@ def cost_curve(
     c = _check_counts(c)
     cfp, cfn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
     if prevalences is None:
-        if int(num) != num or num < 2:
-            raise ValueError(f"num must be an integer >= 2, got {plain(num)!r}")
-        pc = np.linspace(0.0, 1.0, int(num))
+        pc = np.linspace(0.0, 1.0, check_size(num, "num", minimum=2, maximum=MAX_GRID_POINTS))
     else:
         pc = np.atleast_1d(probability_cost(prevalences, cfp, cfn))
     h = convex_hull(c)
@@ -507,11 +514,7 @@ def broc_curve(
     """
     c = _check_counts(c)
     eta = _prevalences(c, prevalence)
-    n = int(points_per_segment)
-    if n != points_per_segment or n < 1:
-        raise ValueError(
-            f"points_per_segment must be an integer >= 1, got {plain(points_per_segment)!r}"
-        )
+    n = check_size(points_per_segment, "points_per_segment", maximum=MAX_POINTS_PER_SEGMENT)
     h = convex_hull(c)
     frac = np.arange(1, n + 1) / n
     xs = (h.fpr[:-1, None] + np.diff(h.fpr)[:, None] * frac).reshape(-1)
@@ -553,14 +556,16 @@ def p3_curve(tpr: Any, fpr: Any, prevalences: Any) -> Any:
 
 
 def default_prevalence_grid(num: int = 200, low: float = 1e-6, high: float = 0.5) -> np.ndarray:
-    """Log-spaced prevalence grid from ``low`` to ``high`` (inclusive), ``num`` points."""
-    if int(num) != num or num < 1:
-        raise ValueError(f"num must be an integer >= 1, got {plain(num)!r}")
-    lo = float(check_prevalence(low, "low"))
-    hi = float(check_prevalence(high, "high"))
+    """Log-spaced prevalence grid from ``low`` to ``high`` (inclusive), ``num`` points.
+
+    ``num`` is at most :data:`~mlflow_imbalance.core.validation.MAX_GRID_POINTS`.
+    """
+    n = check_size(num, "num", minimum=1, maximum=MAX_GRID_POINTS)
+    lo = float(check_prevalence(low, "low", scalar=True))
+    hi = float(check_prevalence(high, "high", scalar=True))
     if lo > hi:
         raise ValueError(f"low must not exceed high, got low={lo!r} and high={hi!r}")
-    return np.geomspace(lo, hi, int(num))
+    return np.geomspace(lo, hi, n)
 
 
 def prevalence_sweep(c: RocCounts, prevalences: Any = None) -> dict[str, np.ndarray]:

@@ -31,7 +31,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from mlflow_imbalance.core.counts import RocCounts
-from mlflow_imbalance.core.validation import check_max_fpr, check_prevalence, plain
+from mlflow_imbalance.core.validation import (
+    MAX_POINTS_PER_SEGMENT,
+    check_max_fpr,
+    check_prevalence,
+    check_size,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -359,11 +364,7 @@ def pr_curve(
     rows = _rows(eta)
     if not interpolate:
         return c.tpr.copy(), _finish(_ppv(c.tpr, c.fpr, rows), eta)
-    n = int(points_per_segment)
-    if n != points_per_segment or n < 1:
-        raise ValueError(
-            f"points_per_segment must be an integer >= 1, got {plain(points_per_segment)!r}"
-        )
+    n = check_size(points_per_segment, "points_per_segment", maximum=MAX_POINTS_PER_SEGMENT)
     x = np.concatenate(([0.0], c.fpr))
     y = np.concatenate(([0.0], c.tpr))
     frac = np.arange(1, n + 1) / n  # the segment end included, its start excluded

@@ -16,25 +16,41 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
+import numbers
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "MAX_GRID_POINTS",
+    "MAX_POINTS_PER_SEGMENT",
+    "MAX_PREVALENCES",
     "as_1d_array",
     "binarize_labels",
     "binarize_labels_with_classes",
+    "check_alerts_per",
     "check_cost",
     "check_costs",
+    "check_fraction",
     "check_label_union",
     "check_max_fpr",
     "check_prevalence",
     "check_scores",
+    "check_size",
     "check_weights",
     "plain",
     "validated",
 ]
+
+#: Most prevalences one call accepts (metric functions, sweeps, bands, intervals): results are
+#: ``(M, K)`` arrays, so ``M`` is bounded; the report's grids hold a few hundred.
+MAX_PREVALENCES = 10_000
+#: Largest grid a ``num`` argument may ask for (``cost_curve``, ``default_prevalence_grid``).
+MAX_GRID_POINTS = 1_000_000
+#: Largest ``points_per_segment`` (``pr_curve``, ``broc_curve``: ``(K, n)`` samples).
+MAX_POINTS_PER_SEGMENT = 1_000
 
 _VALIDATED: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "mlflow_imbalance_validated", default=False
@@ -275,14 +291,92 @@ def check_weights(sample_weight: Any, n: int, name: str = "sample_weight") -> np
             f"{name} must be non-negative: {int(neg.sum())} negative weight(s), "
             f"smallest {float(w.min())!r}"
         )
+    with np.errstate(over="ignore"):
+        total = float(np.sum(w))
+    if not math.isfinite(total):
+        raise ValueError(
+            f"{name} sums to more than the largest float (largest weight {float(w.max())!r}): "
+            "the cumulative counts would overflow; rescale the weights (only their ratios "
+            "matter)"
+        )
     return w
 
 
-def check_prevalence(prevalence: Any, name: str = "prevalence") -> np.ndarray:
-    """Validate one prevalence or an array of them: every value strictly inside (0, 1)."""
-    eta = np.asarray(prevalence, dtype=np.float64)
+def _numeric_array(value: Any, name: str, want: str, max_size: int | None = None) -> np.ndarray:
+    """``value`` as a float64 array, refusing what only looks numeric (names ``name``).
+
+    Strings, booleans, ``None``, complex numbers and objects that are not numbers raise a
+    :class:`ValueError` saying what ``name`` must be (``want``) and what it got; so does an
+    array of more than ``max_size`` values (checked before converting a numpy array).
+    """
+    if value is None or isinstance(value, str | bytes | bool | np.bool_ | Mapping):
+        raise ValueError(f"{name} must be {want}, got {plain(value)!r}")
+    size = value.size if isinstance(value, np.ndarray) else None
+    if size is None and isinstance(value, Sequence):
+        size = len(value)
+    if max_size is not None and size is not None and size > max_size:
+        raise ValueError(f"{name} holds {size} values, above the limit of {max_size}")
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be {want}, got {plain(value)!r}") from None
+    if arr.dtype.kind == "O":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be {want}, got {_shown(value)}") from None
+    if arr.dtype.kind not in "iuf":
+        what = "booleans" if arr.dtype.kind == "b" else f"dtype {arr.dtype}"
+        raise ValueError(f"{name} must be {want}, got {what}: {_shown(value)}")
+    if max_size is not None and arr.size > max_size:
+        raise ValueError(f"{name} holds {arr.size} values, above the limit of {max_size}")
+    return arr.astype(np.float64, copy=False)
+
+
+def _shown(value: Any) -> str:
+    """A short repr of a user value for an error message (at most ~80 characters)."""
+    text = repr(plain(value))
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _real(value: Any, name: str, want: str) -> float:
+    """One real number as a float; strings, booleans, sequences and None refused."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be {want}, got {_shown(value)}")
+    return float(value)
+
+
+def check_prevalence(
+    prevalence: Any,
+    name: str = "prevalence",
+    *,
+    scalar: bool = False,
+    max_size: int = MAX_PREVALENCES,
+) -> np.ndarray:
+    """Validate one prevalence or an array of them: every value strictly inside (0, 1).
+
+    Args:
+        prevalence: a number, or a sequence / array of numbers.
+        name: argument name used in error messages.
+        scalar: require a single number (a list or array is refused, naming ``name``).
+        max_size: most prevalences accepted (:data:`MAX_PREVALENCES`).
+
+    Returns:
+        The prevalences as a float64 array (0-d for a number).
+
+    Raises:
+        ValueError: naming ``name`` and the value, for strings, booleans, non-numbers, more
+            than ``max_size`` values, a sequence where one number is needed, or a value
+            outside (0, 1) (NaN included).
+    """
     if _VALIDATED.get():
-        return eta
+        return np.asarray(prevalence, dtype=np.float64)
+    want = "a number strictly between 0 and 1" + ("" if scalar else " (or an array of them)")
+    if scalar:
+        return np.asarray(_check_open_unit(_real(prevalence, name, want), name))
+    eta = _numeric_array(prevalence, name, want, max_size)
     bad = ~((eta > 0) & (eta < 1))  # also catches NaN
     if bad.any():
         first = eta.reshape(-1)[np.flatnonzero(bad.reshape(-1))[0]]
@@ -303,15 +397,13 @@ def check_cost(value: Any, name: str, *, allow_zero: bool = False) -> float:
 
     Prevalence-aware costs (:mod:`mlflow_imbalance.metrics`) divide by a cost-weighted mix of
     the two costs, so they need both positive; rate-only costs (the synthetic evaluation) may
-    switch one kind of error off with a zero.
+    switch one kind of error off with a zero. Strings, booleans (a flag passed where a cost
+    belongs) and sequences are refused.
     """
     if _VALIDATED.get():
         return float(value)
     want = "a non-negative finite number" if allow_zero else "positive and finite"
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be {want}, got {plain(value)!r}") from None
+    v = _real(value, name, f"{want} (a number)")
     if not (np.isfinite(v) and (v >= 0 if allow_zero else v > 0)):
         raise ValueError(f"{name} must be {want}, got {plain(value)!r}")
     return v
@@ -360,10 +452,64 @@ def check_max_fpr(max_fpr: Any, name: str = "max_fpr") -> float:
     """Validate a false-positive-rate limit: a number in (0, 1]."""
     if _VALIDATED.get():
         return float(max_fpr)
-    try:
-        m = float(max_fpr)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1], got {plain(max_fpr)!r}") from None
+    m = _real(max_fpr, name, "a number in (0, 1]")
     if not (0.0 < m <= 1.0):
         raise ValueError(f"{name} must be in (0, 1], got {plain(max_fpr)!r}")
     return m
+
+
+def _check_open_unit(v: float, name: str) -> float:
+    if not (0.0 < v < 1.0):
+        raise ValueError(f"{name} must lie strictly between 0 and 1, got {v!r}")
+    return v
+
+
+def check_fraction(value: Any, name: str) -> float:
+    """Validate a required rate (``min_precision``, ``min_recall``): a number in [0, 1].
+
+    Strings, booleans (``min_recall=True`` is a flag, not a rate), sequences and NaN are
+    refused with a :class:`ValueError` naming ``name``.
+    """
+    v = _real(value, name, "a number in [0, 1]")
+    if not (0.0 <= v <= 1.0):
+        raise ValueError(f"{name} must lie in [0, 1], got {plain(value)!r}")
+    return v
+
+
+def check_alerts_per(value: Any, name: str = "max_alerts_per") -> tuple[float, float]:
+    """Validate an alert budget ``(max_alerts, per_cases)``, e.g. ``(50, 10_000)``.
+
+    ``max_alerts`` a finite number ``>= 0``, ``per_cases`` a finite number ``> 0`` (an
+    infinite or zero denominator makes the budget meaningless); booleans and strings refused.
+
+    Returns:
+        ``(max_alerts, per_cases)`` as floats.
+    """
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise ValueError(f"{name} must be a pair (max_alerts, per_cases), got {_shown(value)}")
+    alerts = _real(value[0], f"{name}[0] (max_alerts)", "a finite number >= 0")
+    per = _real(value[1], f"{name}[1] (per_cases)", "a finite number > 0")
+    if not (math.isfinite(alerts) and alerts >= 0):
+        raise ValueError(f"{name}[0] (max_alerts) must be a finite number >= 0, got {alerts!r}")
+    if not (math.isfinite(per) and per > 0):
+        raise ValueError(f"{name}[1] (per_cases) must be a finite number > 0, got {per!r}")
+    return alerts, per
+
+
+def check_size(value: Any, name: str, *, minimum: int = 1, maximum: int) -> int:
+    """Validate a count argument (a grid size, samples per segment): an integer in range.
+
+    Raises:
+        ValueError: naming ``name``, for booleans, non-integers, and values outside
+            ``[minimum, maximum]`` (the limit is stated, so ``num=10**9`` fails before any
+            allocation).
+    """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {_shown(value)}")
+    if not (math.isfinite(value) and int(value) == value and value >= minimum):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {plain(value)!r}")
+    if value > maximum:
+        raise ValueError(f"{name} must be at most {maximum}, got {plain(value)!r}")
+    return int(value)

@@ -25,8 +25,16 @@ Modules (imports point down this list only):
   operating point.
 * ``ranking`` -- order of runs across η and exact flip points; ``flip_significance`` -- whether
   a flip is real (paired or unpaired bootstrap).
-* ``_checks`` -- boundary checks shared by the modules above.
+* ``_checks`` -- boundary checks shared by the modules above, and
+  :class:`InsufficientDataError` (re-exported here, from ``intervals`` and so from
+  :mod:`mlflow_imbalance.uncertainty`): the one exception a statistic raises when a run's
+  counts cannot support it (too few examples of a class, or weighted counts where integers are
+  needed), so a caller evaluating many runs can isolate such a run.
 
 The public namespaces are :mod:`mlflow_imbalance.uncertainty` and
 :mod:`mlflow_imbalance.ranking`, which re-export these modules.
 """
+
+from mlflow_imbalance.stats._checks import InsufficientDataError
+
+__all__ = ["InsufficientDataError"]

@@ -2,6 +2,11 @@
 
 Values are shown as plain Python numbers in messages (``_plain``, ``_count``); the checks cover
 the confidence level, binomial counts, prevalence grids, and how a seed is recorded on a band.
+
+:class:`InsufficientDataError` is the one exception a statistic raises when the counts
+themselves (not an argument) cannot support it: too few examples of a class, or weighted counts
+where integer counts are needed. A caller that evaluates many runs (the report) catches it per
+run; every other misuse stays a plain :class:`ValueError` / :class:`TypeError`.
 """
 
 from __future__ import annotations
@@ -12,6 +17,51 @@ import numpy as np
 
 from mlflow_imbalance.core.curves import default_prevalence_grid
 from mlflow_imbalance.core.validation import check_prevalence
+
+
+class InsufficientDataError(ValueError):
+    """The counts of a run cannot support this statistic (too few examples, or weighted).
+
+    Raised, with a one-line message naming the run's counts (e.g. ``"1 negative: a DeLong
+    variance needs at least 2"``), by the statistics that have no honest answer for such counts;
+    the statistics that do have one (a band spanning what is not known, a NaN interval marked
+    unavailable) return it instead and say so in their docstrings. A subclass of
+    :class:`ValueError`, so code catching ``ValueError`` keeps working.
+    """
+
+
+def _class_counts(counts: Any) -> str:
+    """``"3 positives and 1 negative"`` (weighted totals as plain numbers)."""
+
+    def one(n: Any, word: str) -> str:
+        v = _count(n)
+        return f"{v} {word}" + ("" if v == 1 else "s")
+
+    return f"{one(counts.n_pos, 'positive')} and {one(counts.n_neg, 'negative')}"
+
+
+def _require_unweighted(counts: Any, what: str) -> None:
+    """Raise :class:`InsufficientDataError` for weighted counts (``what`` needs integers)."""
+    if counts.weighted:
+        raise InsufficientDataError(
+            f"counts are weighted (sample_weight was given; {_class_counts(counts)} by weight): "
+            f"{what} needs integer counts"
+        )
+
+
+def _require_class_sizes(counts: Any, minimum: int, what: str) -> None:
+    """Raise :class:`InsufficientDataError` unless each class has ``minimum`` examples.
+
+    The message names the class that is short and the run's counts, e.g. ``"1 negative (of
+    3 positives and 1 negative): a DeLong variance needs at least 2"``.
+    """
+    for n, word in ((counts.n_neg, "negative"), (counts.n_pos, "positive")):
+        if float(n) < minimum:
+            v = _count(n)
+            raise InsufficientDataError(
+                f"{v} {word}{'' if v == 1 else 's'} (of {_class_counts(counts)}): {what} needs "
+                f"at least {minimum}"
+            )
 
 
 def _plain(x: Any) -> Any:

@@ -34,6 +34,7 @@ from mlflow_imbalance.stats._checks import (
     _check_confidence,
     _plain,
     _prevalence_grid,
+    _require_unweighted,
     _seed_record,
 )
 from mlflow_imbalance.stats.bootstrap import (
@@ -277,11 +278,15 @@ def roc_band(
     a Jeffreys pseudo-negative (:mod:`mlflow_imbalance.stats.posterior`; its 15.9% quantile on
     the arcsine scale), which lets the curve start later. Measured in
     ``benchmarks/bench_band_coverage.py`` (docs/statistics.md).
+
+    Tiny counts degrade honestly rather than fail: with one negative the default grid is the
+    single FPR 1 (:func:`~mlflow_imbalance.stats.bootstrap.default_fpr_grid`), so the band claims
+    nothing below it; with one positive the binomial floor spans most of [0, 1].
+
+    Raises:
+        InsufficientDataError: weighted counts (the count bootstrap needs integers).
     """
     conf = _check_confidence(confidence)
-    if fpr_grid is None:
-        lo = max(1e-6, 1.0 / counts.n_neg)
-        fpr_grid = np.logspace(math.log10(lo), 0.0, 100)
     stat = roc_statistic(counts, fpr_grid)
     grid = stat.grid
     est = stat.estimate(counts)
@@ -468,8 +473,13 @@ def f1_band(
     at every eta, so with ``T in [T_lo, T_hi]`` and ``F in [F_lo, F_hi]`` (Clopper-Pearson at
     ``sqrt(confidence)`` each; joint coverage >= ``confidence``) the band
     ``[F1(T_lo, F_hi), F1(T_hi, F_lo)]`` holds for every eta at once, with guaranteed coverage.
+    Any class size works (one positive gives a wide box, the honest answer).
+
+    Raises:
+        InsufficientDataError: weighted counts (the Clopper-Pearson limits need integers).
     """
     conf = _check_confidence(confidence)
+    _require_unweighted(counts, "the F1 box band (Clopper-Pearson limits)")
     eta = _prevalence_grid(prevalences)
     j = _threshold_column(counts, threshold)
     level = math.sqrt(conf)

@@ -32,7 +32,7 @@ from mlflow_imbalance.stats._batch import (
     _pr_auc_error_bound,
     _threshold_column,
 )
-from mlflow_imbalance.stats._checks import _plain
+from mlflow_imbalance.stats._checks import _plain, _require_unweighted
 
 __all__ = [
     "DEPOSIT_MIN_WORK",
@@ -46,6 +46,7 @@ __all__ = [
     "bootstrap_statistic",
     "bootstrap_statistics",
     "chosen_cost_statistic",
+    "default_fpr_grid",
     "metric_statistic",
     "min_cost_statistic",
     "pr_statistic",
@@ -70,13 +71,27 @@ def _rng(seed: Any) -> np.random.Generator:
 
 
 def _check_bootstrappable(c: RocCounts) -> None:
+    """Counts the count bootstrap can resample: a ``RocCounts``, unweighted.
+
+    Raises:
+        TypeError: ``c`` is not a :class:`RocCounts`.
+        InsufficientDataError: weighted counts (a ``ValueError``; the report isolates the run).
+    """
     if not isinstance(c, RocCounts):
         raise TypeError(f"counts must be a RocCounts, got {type(c).__name__}")
-    if c.weighted:
-        raise ValueError(
-            "counts are weighted (sample_weight was given): the count bootstrap needs integer "
-            "counts; bootstrap the raw weighted data instead"
-        )
+    _require_unweighted(c, "the count bootstrap (bootstrap the raw weighted data instead)")
+
+
+def default_fpr_grid(n_neg: float) -> np.ndarray:
+    """The ROC band's default FPR grid: 100 log-spaced FPRs from ``max(1e-6, 1/n_neg)`` to 1.
+
+    Strictly increasing by construction: with a single negative (``1/n_neg = 1``) it is the one
+    point ``[1.0]``, where TPR is 1 by definition, so the ROC band there says nothing about
+    lower FPRs and the PR band mapped from it spans every precision the data cannot exclude
+    (:func:`~mlflow_imbalance.stats.bands.pr_band_from_roc`): an honest "not known".
+    """
+    lo = max(1e-6, 1.0 / float(n_neg))
+    return np.unique(np.logspace(math.log10(lo), 0.0, 100))
 
 
 def bootstrap_counts(
@@ -273,10 +288,12 @@ def metric_statistic(
 
 
 def roc_statistic(counts: RocCounts, fpr_grid: Any = None) -> Statistic:
-    """TPR at each FPR of a grid on the linearly interpolated ROC curve (see :func:`roc_band`)."""
+    """TPR at each FPR of a grid on the linearly interpolated ROC curve (see :func:`roc_band`).
+
+    The default grid is :func:`default_fpr_grid` (strictly increasing for any ``n_neg``).
+    """
     if fpr_grid is None:
-        lo = max(1e-6, 1.0 / counts.n_neg)
-        fpr_grid = np.logspace(math.log10(lo), 0.0, 100)
+        fpr_grid = default_fpr_grid(counts.n_neg)
     grid = np.asarray(fpr_grid, dtype=float)
     if grid.ndim != 1 or np.any((grid < 0) | (grid > 1)):
         raise ValueError("fpr_grid must be a 1-d array of values in [0, 1]")

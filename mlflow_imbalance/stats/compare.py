@@ -34,7 +34,11 @@ from mlflow_imbalance.core.validation import (
     check_same_length,
     check_scores,
 )
-from mlflow_imbalance.stats._checks import _check_confidence
+from mlflow_imbalance.stats._checks import (
+    InsufficientDataError,
+    _check_confidence,
+    _require_class_sizes,
+)
 from mlflow_imbalance.stats.auc import delong_variance
 from mlflow_imbalance.stats.bootstrap import (
     Statistic,
@@ -199,6 +203,9 @@ def delong_components(y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray,
         ``(auc, s10, s01)``: AUCs ``(r,)``, the covariance ``(r, r)`` of the positives'
         placement values ``V10`` and that of the negatives' ``V01`` (ddof 1). The covariance of
         the AUC estimates is ``s10 / n_pos + s01 / n_neg`` (DeLong et al. 1988, eq. 2-4).
+
+    Raises:
+        InsufficientDataError: fewer than 2 positives or 2 negatives (no sample variance).
     """
     y = as_1d_array(y_true, "y_true")
     s = np.atleast_2d(np.asarray(scores, dtype=np.float64))
@@ -209,7 +216,11 @@ def delong_components(y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray,
         )
     m, n = int(is_pos.sum()), int((~is_pos).sum())
     if m < 2 or n < 2:
-        raise ValueError(f"DeLong needs at least 2 positives and 2 negatives, got {m} and {n}")
+        few, word = (n, "negative") if n < 2 else (m, "positive")
+        raise InsufficientDataError(
+            f"{few} {word}{'' if few == 1 else 's'} (of {m} positive{'' if m == 1 else 's'} and "
+            f"{n} negative{'' if n == 1 else 's'}): DeLong's variance needs at least 2"
+        )
     v10 = np.empty((s.shape[0], m))
     v01 = np.empty((s.shape[0], n))
     for r in range(s.shape[0]):
@@ -263,15 +274,14 @@ def delong_test(
 
 
 def _delong_from_counts(c: RocCounts) -> tuple[float, float]:
-    """ROC-AUC and DeLong's variance from counts (:func:`.auc.delong_variance`), checked."""
+    """ROC-AUC and DeLong's variance from counts (:func:`.auc.delong_variance`), checked.
+
+    Raises:
+        InsufficientDataError: weighted counts, or fewer than 2 positives or 2 negatives.
+    """
     _check_bootstrappable(c)
-    auc, var = delong_variance(c)
-    if not math.isfinite(var):
-        raise ValueError(
-            f"DeLong needs at least 2 positives and 2 negatives, got {float(c.n_pos):g} and "
-            f"{float(c.n_neg):g}"
-        )
-    return auc, var
+    _require_class_sizes(c, 2, "DeLong's variance")
+    return delong_variance(c)
 
 
 def delong_test_unpaired(

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from mlflow_imbalance.core.counts import RocCounts
-from mlflow_imbalance.core.validation import check_prevalence
-from mlflow_imbalance.stats._checks import _check_confidence
+from mlflow_imbalance.core.validation import check_alerts_per, check_fraction, check_prevalence
+from mlflow_imbalance.stats._checks import _check_confidence, _require_unweighted
 from mlflow_imbalance.stats.intervals import _rate_limits
 
 __all__ = [
@@ -161,30 +161,31 @@ def choose_threshold(
 
     Returns:
         :class:`ThresholdChoice` (``feasible=False`` and ``reason`` when none qualifies; the
-        estimates and bounds then describe the candidate that came closest).
+        estimates and bounds then describe the candidate that came closest). Any class size
+        works: with one positive or one negative the bounds are wide and the choice is usually
+        infeasible, the honest answer.
+
+    Raises:
+        ValueError: naming the argument, for a prevalence that is not one number in (0, 1),
+            a rate that is not a number in [0, 1] (strings, booleans, lists), or an alert budget
+            that is not a pair of finite numbers.
+        InsufficientDataError: weighted counts (the bounds need integer counts).
     """
     conf = _check_confidence(confidence)
     if not isinstance(counts, RocCounts):
         raise TypeError(f"counts must be a RocCounts, got {type(counts).__name__}")
-    if counts.weighted:
-        raise ValueError("counts are weighted: the bounds need integer counts")
-    eta = float(check_prevalence(prevalence, "prevalence"))
-    for name, v in (("min_precision", min_precision), ("min_recall", min_recall)):
-        if v is not None and not (0.0 <= float(v) <= 1.0):
-            raise ValueError(f"{name} must lie in [0, 1], got {v!r}")
+    eta = float(check_prevalence(prevalence, "prevalence", scalar=True))
+    if min_precision is not None:
+        min_precision = check_fraction(min_precision, "min_precision")
+    if min_recall is not None:
+        min_recall = check_fraction(min_recall, "min_recall")
     per = 10_000.0
     max_alerts = math.inf
     if max_alerts_per is not None:
-        try:
-            max_alerts, per = (float(x) for x in max_alerts_per)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"max_alerts_per must be (max_alerts, per_cases), got {max_alerts_per!r}"
-            ) from None
-        if not (max_alerts >= 0 and per > 0):
-            raise ValueError(f"max_alerts_per must be (>= 0, > 0), got {max_alerts_per!r}")
+        max_alerts, per = check_alerts_per(max_alerts_per, "max_alerts_per")
     if min_precision is None and min_recall is None and max_alerts_per is None:
         raise ValueError("give at least one of min_precision, min_recall, max_alerts_per")
+    _require_unweighted(counts, "choose_threshold's simultaneous bounds")
 
     lim = candidate_limits(counts, conf)
     cand, m = lim.index, int(lim.index.size)
@@ -333,10 +334,15 @@ def candidate_limits(counts: RocCounts, confidence: float = 0.95) -> CandidateLi
 
     Clopper-Pearson at level ``1 - alpha / (2 m)`` for each of the ``2 m`` rates (Bonferroni),
     exact for the order statistics the candidates are (see :func:`candidate_thresholds`).
+    Any class size works (one positive: TPR limits spanning nearly [0, 1]).
+
+    Raises:
+        InsufficientDataError: weighted counts (Clopper-Pearson limits need integer counts).
     """
     conf = _check_confidence(confidence)
     if not isinstance(counts, RocCounts):
         raise TypeError(f"counts must be a RocCounts, got {type(counts).__name__}")
+    _require_unweighted(counts, "the simultaneous TPR/FPR limits")
     cand = candidate_thresholds(counts)
     m = int(cand.size)
     level = 1.0 - (1.0 - conf) / (2 * max(m, 1))
@@ -369,10 +375,14 @@ def selected_point_interval(
     Koopman interval there covered 0.85 at P = 100). ``limits`` passes
     :func:`candidate_limits` already computed for these counts (they serve every point and
     prevalence).
+
+    Raises:
+        InsufficientDataError: weighted counts (as :func:`candidate_limits`).
     """
     conf = _check_confidence(confidence)
     if not isinstance(counts, RocCounts):
         raise TypeError(f"counts must be a RocCounts, got {type(counts).__name__}")
+    _require_unweighted(counts, "the bounds after selection")
     k = int(index)
     if not 0 <= k < counts.n_thresholds:
         raise ValueError(f"index must lie in [0, {counts.n_thresholds}), got {index!r}")

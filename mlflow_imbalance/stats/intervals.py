@@ -29,6 +29,7 @@ from scipy import stats
 
 from mlflow_imbalance.core.validation import check_prevalence
 from mlflow_imbalance.stats._checks import (
+    InsufficientDataError,
     _check_confidence,
     _check_counts,
     _scalar_or_array,
@@ -37,6 +38,7 @@ from mlflow_imbalance.stats._checks import (
 __all__ = [
     "RATE_METHODS",
     "RATIO_METHODS",
+    "InsufficientDataError",
     "Interval",
     "PrecisionUncertainty",
     "box_band_max_width",
