@@ -14,7 +14,6 @@ an Agg canvas (:func:`new_axes`), except when a plot is asked to make its own fi
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
 import sys
 import threading
@@ -30,10 +29,10 @@ from mlflow_imbalance.core.validation import plain
 #: annotations), then Paul Tol's wine and indigo.
 PALETTE: tuple[str, ...] = (
     "#0072B2",  # blue
-    "#D55E00",  # vermillion
+    "#E69F00",  # orange
     "#009E73",  # bluish green
     "#CC79A7",  # reddish purple
-    "#E69F00",  # orange
+    "#D55E00",  # vermillion
     "#56B4E9",  # sky blue
     "#882255",  # wine (Tol)
     "#332288",  # indigo (Tol)
@@ -308,11 +307,11 @@ def _axes(ax: Any) -> Any:
 def run_colors(names: Sequence[str] | Mapping[str, Any]) -> dict[str, str]:
     """Deterministic colour per name from the colourblind-safe :data:`PALETTE`.
 
-    Each name prefers the palette slot given by a stable hash (MD5) of the name, so one run keeps
-    its colour across figures; collisions are resolved in sorted-name order by taking the next
-    free slot, so up to ``len(PALETTE)`` names always get distinct colours. The result does not
-    depend on the order of ``names``. Beyond the palette size colours repeat (line styles then
-    tell runs apart, see :func:`_run_styles`).
+    The names, sorted, take the palette's colours in order, so the first four runs always get
+    four distinct hues (blue, orange, green, purple: Okabe & Ito's colourblind-safe set) and up
+    to ``len(PALETTE)`` names distinct colours. The result depends only on the set of names,
+    not on their order. Beyond the palette size colours repeat (line styles then tell runs
+    apart, see :func:`_run_styles`).
 
     Args:
         names: run names (or a mapping keyed by them).
@@ -320,18 +319,7 @@ def run_colors(names: Sequence[str] | Mapping[str, Any]) -> dict[str, str]:
     Returns:
         ``name -> hex colour``.
     """
-    unique = sorted(set(names))
-    n = len(PALETTE)
-    taken: set[int] = set()
-    out: dict[str, str] = {}
-    for name in unique:
-        slot = int(hashlib.md5(str(name).encode("utf-8")).hexdigest(), 16) % n
-        if len(taken) < n:  # palette not exhausted: probe for a free slot
-            while slot in taken:
-                slot = (slot + 1) % n
-            taken.add(slot)
-        out[name] = PALETTE[slot]
-    return out
+    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(sorted(set(names)))}
 
 
 def _run_styles(names: Sequence[str]) -> dict[str, tuple[str, Any]]:

@@ -529,7 +529,11 @@ def specs(
         ye = {"type": q, "title": labels[k]}
         if k == "cost":
             ye["scale"] = {"type": "log"}
-        sp = _base(f"{labels[k]} against η", "dashed: chosen η; red ticks: ranking flips", 280)
+        sp = _base(
+            f"{labels[k]} against η",
+            "dashed: chosen η; red ticks: the order of two runs flips",
+            280,
+        )
         sp["layer"] = [
             {
                 "data": {"name": "rules"},

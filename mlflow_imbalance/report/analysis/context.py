@@ -1,56 +1,91 @@
 """Loaded runs → the report's template context (no MLflow, no HTML here).
 
-The stages (metrics, bootstrap, ranking, figures) are timed; strings are left raw (jinja2
-autoescapes them).
+A pipeline of small stages, each timed and each a function of what the earlier ones made:
+
+1. :func:`_frame` -- the prevalences: test, chosen, the η grid and its range;
+2. point metrics (:mod:`.point`): exact values at those prevalences, sweeps over the grid;
+3. :func:`_uncertainty_stage` -- intervals and bands (:mod:`.intervals`);
+4. :func:`_verdict_stage` -- the verdict per chosen η (:mod:`.verdict`);
+5. :func:`_flip_stage` -- does the decision depend on η (:mod:`.decision`), and the other
+   metrics' flips (:mod:`.flips`);
+6. :func:`_chart_stage` -- data and Vega-Lite specs (:mod:`.charts`);
+7. tables (:mod:`.tables`), callouts (:mod:`.notes`), and :func:`_assemble` the context.
+
+Strings are left raw (jinja2 autoescapes them).
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from mlflow_imbalance.core import curves as _curves
-from mlflow_imbalance.core import metrics as _metrics
-from mlflow_imbalance.report.analysis._common import (
-    ADEQUACY_TOLERANCE,
-    FLIP_METRICS,
-    _f1_box,
-    _Timer,
-)
-from mlflow_imbalance.report.analysis.charts import (
-    BAND_RUNS,
-    MAX_LEAD,
-    payload,
-    specs,
-    swatches,
-)
+from mlflow_imbalance.report.analysis import views
+from mlflow_imbalance.report.analysis._common import _Timer
+from mlflow_imbalance.report.analysis.charts import MAX_LEAD, payload, specs, swatches
+from mlflow_imbalance.report.analysis.decision import Anchor, decision_flips, winner_map
 from mlflow_imbalance.report.analysis.flips import (
-    _flips,
+    decision_rows,
+    metric_flips,
+    other_flips_summary,
+    roc_auc_pairs,
 )
-from mlflow_imbalance.report.analysis.intervals import (
-    _Uncertainty,
-)
+from mlflow_imbalance.report.analysis.intervals import _Uncertainty
+from mlflow_imbalance.report.analysis.notes import data_notes, decision_note
 from mlflow_imbalance.report.analysis.paired import shared_replicates
-from mlflow_imbalance.report.analysis.tables import (
-    _adequacy_rows,
-    _roc_rows,
-    _tables,
-)
+from mlflow_imbalance.report.analysis.point import criterion_sweep, run_point
+from mlflow_imbalance.report.analysis.tables import _adequacy_rows, _roc_rows, _tables
 from mlflow_imbalance.report.analysis.verdict import (
+    _LABELS,
     MAX_PAIRED_EXAMPLES,
     build_verdicts,
-    chance_text,
-    count,
     criterion_orders,
-    p_value_text,
+    pair_test,
 )
-from mlflow_imbalance.stats.bootstrap import metric_statistic
 
 logger = logging.getLogger(__name__)
+
+#: Rows of a per-prevalence table shown before "show all runs".
+MAX_TABLE_ROWS = views.MAX_TABLE_ROWS
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """What every stage reads: the runs, the prevalences and the formatters."""
+
+    runs: Sequence[Any]
+    opts: Any
+    fmt: Callable[..., str]
+    feta: Callable[[float], str]
+    fint: Callable[..., str]
+    fci: Callable[..., str]
+    test_prev: dict[str, float]
+    chosen: list[float]
+    grid: np.ndarray
+    lo: float
+    hi: float
+    range_chosen: bool
+    v_etas: list[float]
+    v_index: list[int | None]
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self.runs]
+
+    @property
+    def counts(self) -> dict[str, Any]:
+        return {r.name: r.counts for r in self.runs}
+
+    @property
+    def criterion(self) -> str:
+        return "cost" if self.opts.costs_given else self.opts.primary_metric
+
+    @property
+    def same_test(self) -> bool:
+        return len(set(self.test_prev.values())) == 1
 
 
 def build_context(
@@ -68,395 +103,311 @@ def build_context(
     links: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Compute everything the report shows and shape it for the templates."""
-    from mlflow_imbalance.plots._style import run_colors
-
-    fmt, feta, fint, fci = (formatters[k] for k in ("fmt", "eta", "int", "ci"))
-    links = dict(links or {})
+    fr = _frame(runs, opts, formatters)
     timer = _Timer(timings, cpu_timings)
-    names = [r.name for r in runs]
-    counts = {r.name: r.counts for r in runs}
-    test_prev = {n: float(c.prevalence) for n, c in counts.items()}
+    notify = progress or (lambda *_: None)
+    with timer.stage("metrics"):
+        point = _point_stage(fr, notify)
+    # the leading runs (drawn, compared pairwise) from the exact criterion values: the
+    # bootstrap resamples the band grid for those runs only
+    v_orders = criterion_orders(fr.counts, fr.v_etas, opts)
+    lead = _leading(fr.names, v_orders)
+    with timer.stage("bootstrap"):
+        unc = _uncertainty_stage(fr, point, lead, seed_for, notify)
+    with timer.stage("verdict"):
+        verdicts, orders = _verdict_stage(fr, point, lead, v_orders, unc, seed_for, notify)
+    with timer.stage("ranking"):
+        flips = _flip_stage(fr, point, lead, verdicts, unc, seed_for, progress)
+    with timer.stage("charts"):
+        charts = _chart_stage(fr, point, lead, v_orders, verdicts, unc, flips, links, notify)
+    with timer.stage("tables"):
+        tables = _tables(
+            fr.runs, point, fr.chosen, charts["swatch"], fr.fmt, fr.feta, fr.fci, opts, orders,
+            verdicts, lead, reps=getattr(unc, "point_reps", None), shared=unc.shared,
+        )  # fmt: skip
+    adequacy = _adequacy_rows(fr.runs, point, fr.chosen, fr.feta, fr.fmt, fr.fint)
+    notes = [
+        *([flips["note"]] if flips["note"] else []),
+        *data_notes(
+            fr.runs,
+            skipped,
+            sorted({a["run"] for a in adequacy if not a["ok"]}),
+            views.digest_groups(fr.runs),
+            fr.chosen,
+            opts.name,
+        ),
+        *unc.notes,
+    ]
+    return _assemble(
+        fr, point, lead, unc, verdicts, flips, charts, tables, adequacy, notes, skipped,
+        experiment, links or {},
+    )  # fmt: skip
+
+
+def _frame(runs: Sequence[Any], opts: Any, formatters: Mapping[str, Callable]) -> _Frame:
+    """The report's prevalences: test, chosen, the η grid and its range, the verdict's η."""
+    test_prev = {r.name: float(r.counts.prevalence) for r in runs}
     chosen = list(opts.prevalences)
     key_etas = sorted({*test_prev.values(), *chosen})
     if opts.prevalence_range is not None:
         lo, hi = opts.prevalence_range
-        range_chosen = True
     else:
-        lo = max(1e-6, min(key_etas) / 10.0)
-        hi = min(0.5, max(key_etas) * 10.0)
+        lo, hi = max(1e-6, min(key_etas) / 10.0), min(0.5, max(key_etas) * 10.0)
         if hi <= lo:
             lo, hi = min(lo, hi) / 10, 0.5
-        range_chosen = False
     grid = np.unique(
         np.concatenate([np.geomspace(lo, hi, opts.n_grid), [e for e in chosen if lo <= e <= hi]])
     )
-    conf = opts.confidence
-    cost_rule = opts.costs_given
-    warnings: list[dict[str, str]] = []
-    notify = progress or (lambda *_: None)
-
-    # ------------------------------------------------------------ point metrics (exact)
-    with timer.stage("metrics"):
-        point: dict[str, dict[str, Any]] = {}
-        notify("metrics", 0, len(counts))
-        for i, (n, c) in enumerate(counts.items()):
-            etas = np.array([test_prev[n], *chosen], dtype=float)
-            mf1, thr = _metrics.max_f1_point(c, etas)
-            opt = _curves.optimal_operating_point(c, etas, opts.cost_fp, opts.cost_fn)
-            # each run's AP / PR-AUC / max-F1 curve over the eta grid, ONCE: the metric-vs-eta
-            # charts, centre of the bands and scanned for ranking flips
-            sweep, sweep_err = {}, 0.0
-            for key, _ in FLIP_METRICS:
-                st = metric_statistic(c, key, grid)
-                sweep[key] = st.estimate(c)
-                sweep_err = max(sweep_err, st.max_error)
-            point[n] = {
-                "roc_auc": float(_metrics.roc_auc(c)),
-                "etas": etas,
-                "ap": np.atleast_1d(_metrics.average_precision(c, etas)),
-                "pr_auc": np.atleast_1d(_metrics.pr_auc(c, etas)),
-                "max_f1": np.atleast_1d(mf1),
-                "cost": np.atleast_1d(opt.cost),
-                "sweep": sweep,
-                "sweep_error": sweep_err,
-            }
-            # the operating point, ONE definition everywhere: the cost-optimal hull vertex when
-            # costs are given, else the max-F1 threshold at that eta
-            if cost_rule:
-                op_thr = np.atleast_1d(opt.threshold).astype(float)
-                op_tpr = np.atleast_1d(opt.tpr).astype(float)
-                op_fpr = np.atleast_1d(opt.fpr).astype(float)
-            else:
-                op_thr = np.atleast_1d(thr).astype(float)
-                idx = np.searchsorted(-c.thresholds, -op_thr)
-                op_tpr, op_fpr = c.tpr[idx].astype(float), c.fpr[idx].astype(float)
-            point[n]["op_threshold"] = op_thr
-            point[n]["op_tp"] = np.round(op_tpr * c.n_pos) if not c.weighted else op_tpr * c.n_pos
-            point[n]["op_fp"] = np.round(op_fpr * c.n_neg) if not c.weighted else op_fpr * c.n_neg
-            point[n]["op_tpr"] = op_tpr
-            point[n]["op_fpr"] = op_fpr
-            point[n]["f1_box"] = [
-                None if c.weighted or not np.isfinite(t) else _f1_box(c, float(t), float(e), conf)
-                for t, e in zip(op_thr, etas, strict=True)
-            ]
-            point[n]["op_precision"] = np.array(
-                [
-                    float(_curves.p3_curve(float(t), float(f), float(e)))
-                    for t, f, e in zip(op_tpr, op_fpr, etas, strict=True)
-                ]
-            )
-            point[n]["op_f1"] = np.array(
-                [
-                    2 * e * t / (e * t + e + (1 - e) * f)
-                    for t, f, e in zip(op_tpr, op_fpr, etas, strict=True)
-                ]
-            )
-            notify("metrics", i + 1, len(counts))
-
-    # the verdict's prevalences and the leading runs (drawn, compared pairwise) from the exact
-    # criterion values: the bootstrap resamples the band grid for those runs only
-    same_test = len(set(test_prev.values())) == 1
     if chosen:
         v_etas, v_index = chosen, [1 + j for j in range(len(chosen))]
-    else:
+    else:  # no chosen η: decide at the (median) test prevalence
         v_etas = [float(np.median(list(test_prev.values())))]
-        v_index = [0 if same_test else None]
-    v_orders = criterion_orders(counts, v_etas, opts)
-    lead = _leading(names, v_orders)
+        v_index = [0 if len(set(test_prev.values())) == 1 else None]
+    return _Frame(
+        runs, opts, formatters["fmt"], formatters["eta"], formatters["int"], formatters["ci"],
+        test_prev, chosen, grid, float(lo), float(hi), opts.prevalence_range is not None,
+        v_etas, v_index,
+    )  # fmt: skip
 
-    # ------------------------------------------------------------ intervals and bands
-    with timer.stage("bootstrap"):
-        unc = _Uncertainty(opts, seed_for)
-        notify("bootstrap", 0, len(counts))
-        for i, (n, c) in enumerate(counts.items()):
-            p = point[n]
-            # weighted counts: point estimates only (no binomial counts; as the logging hook)
-            # intervals at the operating point, valid although it was chosen on these counts
-            sel = [
-                unc.selected_interval(n, c, t, e)
-                for t, e in zip(p["op_threshold"], p["etas"], strict=True)
-            ]
-            p["op_precision_ci"] = [
-                None if s is None or tp <= 0 else s[0]
-                for s, tp in zip(sel, p["op_tp"], strict=True)
-            ]
-            p["op_recall_ci"] = [None if s is None else s[1] for s in sel]
-            p["boot"] = unc.bootstrap(n, c, p["etas"], grid, p["sweep"], full=n in lead)
-            p["adequacy"] = [
-                unc.adequacy(c, tp, fp, eta)
-                for tp, fp, eta in zip(p["op_tp"], p["op_fp"], p["etas"], strict=True)
-            ]
-            notify("bootstrap", i + 1, len(counts))
 
-    # ------------------------------------------------------------ verdict
-    with timer.stage("verdict"):
-        notify("verdict", 0, 1)
-        # runs scored on the same examples: one paired resample per group for the verdict's
-        # and the tables' tests (the leading runs, best first; the others stay unpaired)
-        by_name, lead_set = {r.name: r for r in runs}, set(lead)
-        best_first = [n for n in next(iter(v_orders.values()), names) if n in lead_set]
-        unc.shared = shared_replicates(
-            [by_name[n] for n in best_first], {n: point[n]["etas"] for n in names}, opts,
-            seed_for, MAX_PAIRED_EXAMPLES,
-        )  # fmt: skip
-        verdicts, orders = build_verdicts(
-            runs, v_etas, v_index, opts, unc, fmt, feta, fint, seed_for, fci,
-            intervals={n: point[n]["boot"] for n in names},
-        )  # fmt: skip
-        notify("verdict", 1, 1)
-        colors = {n: "#8c959f" for n in names}
-        colors.update(run_colors(lead))
-        swatch = swatches(lead, colors)  # the tables' and controls' colour keys
+def _point_stage(fr: _Frame, notify: Callable) -> dict[str, dict[str, Any]]:
+    """Exact metrics per run at its test prevalence and the chosen ones (:func:`run_point`)."""
+    point: dict[str, dict[str, Any]] = {}
+    notify("metrics", 0, len(fr.runs))
+    for i, r in enumerate(fr.runs):
+        etas = np.array([fr.test_prev[r.name], *fr.chosen], dtype=float)
+        point[r.name] = run_point(r.counts, etas, fr.grid, fr.opts)
+        notify("metrics", i + 1, len(fr.runs))
+    return point
 
-    # ------------------------------------------------------------ ranking flips
-    with timer.stage("ranking"):
-        lead_runs = [r for r in runs if r.name in set(lead)]
-        lead_counts = {r.name: r.counts for r in lead_runs}
-        flips, contradictions = _flips(
-            lead_runs, lead_counts, point, opts, (lo, hi), chosen, test_prev, progress, feta,
-            fmt, unc, grid,
-        )  # fmt: skip
-        for f in flips:
-            f["changes_winner_at"] = _changes_winner(f, verdicts, chosen, test_prev, feta)
 
-    # ------------------------------------------------------------ charts (data + specs)
-    with timer.stage("charts"):
-        notify("charts", 0, 1)
-        criterion = "cost" if cost_rule else opts.primary_metric
-        if cost_rule:
-            for n in lead:
-                point[n]["cost_sweep"] = np.atleast_1d(
-                    _curves.optimal_operating_point(
-                        counts[n], grid, opts.cost_fp, opts.cost_fn
-                    ).cost
-                )
-        data = payload(
-            runs, lead, swatch, point, grid, unc, opts, criterion, chosen,
-            list(test_prev.values()), flips, links,
-        )  # fmt: skip
-        # the runs whose bands are drawn at first: the best few when more are charted
-        data["band_runs"] = _leading(lead, v_orders, BAND_RUNS)
-        # one flag for the band layers, the page's "Bands" control and the "Shaded" sentence:
-        # no bands without replicates, nor for weighted runs (they have none)
-        data["has_bands"] = bool(opts.n_bootstrap) and any(
-            "roc_band" in it or it.get("sweep_bands") for it in data["runs"] if it["lead"]
-        )
-        chart_specs = specs(
-            lead, colors, criterion, "", (float(grid[0]), float(grid[-1])),
-            data["has_bands"], cost_rule, tuple(data["roc_axis"]),
-        )  # fmt: skip
-        notify("charts", 1, 1)
+def _uncertainty_stage(
+    fr: _Frame, point: dict, lead: Sequence[str], seed_for: Callable, notify: Callable
+) -> _Uncertainty:
+    """Intervals at the operating points, bootstrap replicates and bands, sample-size rows."""
+    unc = _Uncertainty(fr.opts, seed_for)
+    notify("bootstrap", 0, len(fr.runs))
+    for i, r in enumerate(fr.runs):
+        n, c, p = r.name, r.counts, point[r.name]
+        # valid although the operating point was chosen on these counts
+        sel = [
+            unc.selected_interval(n, c, t, e)
+            for t, e in zip(p["op_threshold"], p["etas"], strict=False)
+        ]
+        p["op_precision_ci"] = [
+            None if s is None or tp <= 0 else s[0] for s, tp in zip(sel, p["op_tp"], strict=True)
+        ]
+        p["op_recall_ci"] = [None if s is None else s[1] for s in sel]
+        p["boot"] = unc.bootstrap(n, c, p["etas"], fr.grid, p["sweep"], full=n in lead)
+        p["adequacy"] = [
+            unc.adequacy(c, tp, fp, eta)
+            for tp, fp, eta in zip(p["op_tp"], p["op_fp"], p["etas"], strict=True)
+        ]
+        notify("bootstrap", i + 1, len(fr.runs))
+    return unc
 
-    # ------------------------------------------------------------ tables
-    with timer.stage("tables"):
-        tables = _tables(
-            runs, point, chosen, swatch, fmt, feta, fci, opts, orders, verdicts, lead,
-            reps=getattr(unc, "point_reps", None), shared=unc.shared,
-        )  # fmt: skip
-    roc_rows = _roc_rows(runs, point, swatch, fmt, fci, unc, conf)
 
-    # ------------------------------------------------------------ warnings (first in report)
-    major = [f for f in flips if f["major"]]
-    if major:
-        warnings.append(_major_flip_warning(major, conf))
-    elif flips:
-        warnings.append(
-            {
-                "level": "warning",
-                "title": "Rankings flip within the prevalence range.",
-                "text": f"{len(flips)} flip(s) in {feta(lo)}–{feta(hi)}, none between the test and "
-                "chosen prevalences.",
-            }
-        )
-    if contradictions:
-        warnings.append(
-            {
-                "level": "warning",
-                "title": "ROC-AUC ranks runs differently.",
-                "text": f"{len(contradictions)} pair(s) are ordered one way by ROC-AUC and the "
-                "other way by a prevalence-dependent metric at a chosen prevalence: do not pick "
-                "by ROC-AUC.",
-            }
-        )
-    digests = _digest_groups(runs)
-    if len(digests) > 1:
-        warnings.append(
-            {
-                "level": "warning",
-                "title": "Runs were evaluated on different test sets.",
-                "text": "Their label digests differ (see “Runs”); compare them with caution.",
-            }
-        )
-    synth = [r.name for r in runs if r.synthesized]
-    if synth:
-        warnings.append(
-            {
-                "level": "warning",
-                "title": "Synthesised positives.",
-                "text": "Positives of "
-                + _names_short(synth, 8)
-                + " were synthesised from negatives (Cataltepe et al.): TPR, precision and "
-                "every PR number of these runs estimate detection of the synthetic anomalies, "
-                "not of real positives.",
-            }
-        )
-    small = sorted(
-        {a["run"] for a in _adequacy_rows(runs, point, chosen, feta, fmt, fint) if not a["ok"]}
+def _verdict_stage(
+    fr: _Frame,
+    point: dict,
+    lead: Sequence[str],
+    v_orders: Mapping[float, Sequence[str]],
+    unc: _Uncertainty,
+    seed_for: Callable,
+    notify: Callable,
+) -> tuple[list[Any], dict[float, list[str]]]:
+    """The verdict at each chosen η, tested on one paired resample of the leading runs."""
+    notify("verdict", 0, 1)
+    by_name, lead_set = {r.name: r for r in fr.runs}, set(lead)
+    best_first = [n for n in next(iter(v_orders.values()), fr.names) if n in lead_set]
+    unc.shared = shared_replicates(
+        [by_name[n] for n in best_first], {n: point[n]["etas"] for n in fr.names}, fr.opts,
+        seed_for, MAX_PAIRED_EXAMPLES,
+    )  # fmt: skip
+    out = build_verdicts(
+        fr.runs, fr.v_etas, fr.v_index, fr.opts, unc, fr.fmt, fr.feta, fr.fint, seed_for, fr.fci,
+        intervals={n: point[n]["boot"] for n in fr.names},
+    )  # fmt: skip
+    notify("verdict", 1, 1)
+    return out
+
+
+def _anchors(fr: _Frame, verdicts: Sequence[Any]) -> list[Anchor]:
+    """The prevalences the decision is judged between: the shared test prevalence, the chosen."""
+    out = [Anchor(v.prevalence, v.run) for v in verdicts] if fr.chosen else []
+    if fr.same_test:
+        eta = next(iter(fr.test_prev.values()))
+        winner = criterion_orders(fr.counts, [eta], fr.opts)[eta][0]
+        out.append(Anchor(eta, winner, is_test=True))
+    return out
+
+
+def _flip_stage(
+    fr: _Frame,
+    point: dict,
+    lead: Sequence[str],
+    verdicts: Sequence[Any],
+    unc: _Uncertainty,
+    seed_for: Callable,
+    progress: Callable | None,
+) -> dict[str, Any]:
+    """Does the decision depend on η (the criterion's winner map), and the other flips."""
+    key, label = fr.criterion, _LABELS[fr.criterion]
+    anchors = _anchors(fr, verdicts)
+    compared = list(dict.fromkeys([*lead, *(a.winner for a in anchors)]))
+    counts, by_name = fr.counts, {r.name: r for r in fr.runs}
+    rows, note = [], None
+    if key != "roc_auc" and len(compared) > 1:
+        from mlflow_imbalance.report.analysis.verdict import criterion_values
+
+        wmap = winner_map(
+            compared, fr.grid,
+            {n: criterion_sweep(counts[n], point[n], fr.grid, key, fr.opts) for n in compared},
+            lambda n, e: criterion_values({n: counts[n]}, e, fr.opts)[n][key],
+            lower_is_better=key == "cost",
+        )  # fmt: skip
+        intervals = {n: point[n]["boot"] for n in fr.names}
+        index = {e: 1 + j for j, e in enumerate(fr.chosen)}
+
+        def test(run: str, other: str, eta: float) -> tuple[bool | None, str]:
+            _, p, how, sig, _ = pair_test(
+                key, by_name[run], by_name[other], eta, index.get(eta), fr.opts, unc, seed_for,
+                intervals,
+            )  # fmt: skip
+            if p is None:
+                return None, how
+            return sig, f"{'significant' if sig else 'not significant'} (p = {p:.3g}; {how})"
+
+        flips = decision_flips(wmap, anchors, test, fr.feta)
+        rows = decision_rows(flips, label, fr.feta)
+        for row in rows:
+            row["metric_key"] = key
+        thresholds = {
+            (n, float(e)): float(t)
+            for n in compared
+            for e, t in zip(point[n]["etas"], point[n]["op_threshold"], strict=True)
+        }
+        note = decision_note(flips, anchors, label, thresholds, fr.feta, fr.fmt)
+    anchor_etas = fr.chosen or sorted(set(fr.test_prev.values()))
+    lead_runs = [r for r in fr.runs if r.name in set(lead)]
+    others = metric_flips(
+        lead_runs, point, fr.opts, (fr.lo, fr.hi), anchor_etas, unc, fr.grid, fr.feta, progress
     )
-    if small:
-        warnings.append(
-            {
-                "level": "warning",
-                "title": "Test set too small for some claims.",
-                "text": "Precision at a chosen prevalence is known only to worse than "
-                f"±{ADEQUACY_TOLERANCE:.0%} for: "
-                + _names_short(small, 8)
-                + " (see “Sample-size adequacy”).",
-            }
-        )
-    if skipped:
-        warnings.append(
-            {
-                "level": "warning",
-                "title": f"{len(skipped)} run(s) skipped.",
-                "text": "They lack valid counts named “" + opts.name + "”; reasons under “Runs”.",
-            }
-        )
-    inexact = [n for n, c in counts.items() if not c.is_exact]
-    if inexact:
-        warnings.append(
-            {
-                "level": "info",
-                "title": "Reduced counts.",
-                "text": "Counts of "
-                + _names_short(inexact, 8)
-                + " were reduced with a bounded error (max TPR/FPR error recorded in the "
-                "file); their numbers are approximate.",
-            }
-        )
-    weighted = [n for n, c in counts.items() if c.weighted]
-    if weighted:
-        warnings.append(
-            {
-                "level": "info",
-                "title": "Weighted counts.",
-                "text": _names_short(weighted, 8)
-                + (" carries" if len(weighted) == 1 else " carry")
-                + " sample weights: every metric is exact, but intervals, bands and tests need "
-                "whole-number counts, so these numbers are point estimates only.",
-            }
-        )
-    if not chosen:
-        warnings.append(
-            {
-                "level": "info",
-                "title": "No deployment prevalence chosen.",
-                "text": "Pass prevalences (--prevalence) to see every number at the prevalence the "
-                "model will meet.",
-            }
-        )
-    warnings.extend(unc.notes)
-
-    title = opts.title or (f"Imbalance report: {experiment}" if experiment else "Imbalance report")
-    from mlflow_imbalance._version import __version__
-
-    op_rule = (
-        f"the cost-optimal threshold (C_FP = {fmt(opts.cost_fp)}, C_FN = {fmt(opts.cost_fn)})"
-        if cost_rule
-        else "the max-F1 threshold"
-    )
-    big = len(runs) > MAX_TABLE_ROWS
-    all_weighted = all(r.counts.weighted for r in runs)
     return {
-        "title": title,
-        "experiment": experiment,
-        "counts_name": opts.name,
-        "version": __version__,
-        "test_prevalences": [
-            f"{feta(e)} ({_names_short(n for n in names if test_prev[n] == e)})"
-            for e in sorted(set(test_prev.values()))
-        ],
-        "deployment_prevalences": [feta(e) for e in chosen],
-        "prevalences_source": opts.prevalences_source,
-        "prevalence_range": f"{feta(lo)} – {feta(hi)}",
-        "range_chosen": range_chosen,
-        "costs_given": cost_rule,
-        "costs_source": opts.costs_source,
-        "cost_fp": fmt(opts.cost_fp),
-        "cost_fn": fmt(opts.cost_fn),
-        "criterion": (
-            "lowest expected cost per case" if cost_rule else f"highest {_label(criterion)}"
-        ),
-        "criterion_key": criterion,
-        "op_rule": op_rule,
-        "confidence": f"{conf:.0%}" if round(conf * 100) == conf * 100 else f"{conf:.1%}",
-        "methods": unc.methods(),
-        "n_bootstrap": opts.n_bootstrap,
-        "seed": opts.seed,
-        "warnings": warnings,
-        "verdict_data": verdicts,
-        "verdicts": [_verdict_view(v, fmt, feta, fint, fci, conf) for v in verdicts],
-        "tables": tables,
-        "roc_rows": roc_rows,
-        "flips": flips,
-        "flips_note": unc.flips_note,
-        "roc_contradictions": contradictions,
-        "lead": lead,
-        "n_runs": len(runs),
-        "any_weighted": any(r.counts.weighted for r in runs),
-        "all_weighted": all_weighted,  # no interval, band or test
-        "has_bands": data["has_bands"],
-        "big": big,
-        "max_rows": MAX_TABLE_ROWS,
-        "live_eta": (chosen or v_etas)[0],
-        "eta_lo": float(grid[0]),
-        "eta_hi": float(grid[-1]),
-        "data": data,
-        "specs": chart_specs,
-        "chart_ids": list(chart_specs),
-        "bands_note": (
+        "decision": rows,
+        "note": note,
+        "all": others,
+        "others": other_flips_summary(others, key, label),
+        "roc_auc": roc_auc_pairs(lead, point, key, fr.chosen, label, fr.feta, fr.fmt),
+    }
+
+
+def _chart_stage(
+    fr: _Frame,
+    point: dict,
+    lead: Sequence[str],
+    v_orders: Mapping[float, Sequence[str]],
+    verdicts: Sequence[Any],
+    unc: _Uncertainty,
+    flips: Mapping[str, Any],
+    links: Mapping[str, str] | None,
+    notify: Callable,
+) -> dict[str, Any]:
+    """Colours, the page's data and the Vega-Lite specs."""
+    from mlflow_imbalance.plots._style import run_colors
+
+    notify("charts", 0, 1)
+    colors = {n: "#8c959f" for n in fr.names}
+    colors.update(run_colors(lead))
+    swatch = swatches(lead, colors)  # the tables' and controls' colour keys
+    key = fr.criterion
+    if key == "cost":
+        for n in lead:
+            criterion_sweep(fr.counts[n], point[n], fr.grid, key, fr.opts)
+    data = payload(
+        fr.runs, lead, swatch, point, fr.grid, unc, fr.opts, key, fr.chosen,
+        list(fr.test_prev.values()), [*flips["decision"], *flips["all"]], dict(links or {}),
+    )  # fmt: skip
+    data["band_runs"] = views.band_runs(lead, verdicts)
+    # one flag for the band layers, the page's "Bands" control and the "Shaded" sentence:
+    # no bands without replicates, nor for weighted runs (they have none)
+    data["has_bands"] = bool(fr.opts.n_bootstrap) and any(
+        "roc_band" in it or it.get("sweep_bands") for it in data["runs"] if it["lead"]
+    )
+    chart_specs = specs(
+        lead, colors, key, "", (float(fr.grid[0]), float(fr.grid[-1])), data["has_bands"],
+        fr.opts.costs_given, tuple(data["roc_axis"]),
+    )  # fmt: skip
+    notify("charts", 1, 1)
+    return {"swatch": swatch, "data": data, "specs": chart_specs}
+
+
+def _assemble(
+    fr: _Frame,
+    point: dict,
+    lead: Sequence[str],
+    unc: _Uncertainty,
+    verdicts: Sequence[Any],
+    flips: Mapping[str, Any],
+    charts: Mapping[str, Any],
+    tables: Any,
+    adequacy: Any,
+    notes: Sequence[dict[str, str]],
+    skipped: Sequence[Any],
+    experiment: str | None,
+    links: Mapping[str, str],
+) -> dict[str, Any]:
+    """The template context: what every section of the page reads."""
+    opts, fmt, feta = fr.opts, fr.fmt, fr.feta
+    conf, data = opts.confidence, charts["data"]
+    all_weighted = all(r.counts.weighted for r in fr.runs)
+    out = views.header(fr.runs, opts, experiment, fr.test_prev, fr.chosen, fmt, feta)
+    out.update(
+        prevalence_range=f"{feta(fr.lo)} – {feta(fr.hi)}",
+        range_chosen=fr.range_chosen,
+        confidence=f"{conf:.0%}" if round(conf * 100) == conf * 100 else f"{conf:.1%}",
+        methods=unc.methods(),
+        warnings=list(notes),
+        verdict_data=verdicts,
+        verdicts=[views.verdict_view(v, fmt, feta, fr.fint, fr.fci, conf) for v in verdicts],
+        tables=tables,
+        roc_rows=_roc_rows(fr.runs, point, charts["swatch"], fmt, fr.fci, unc, conf),
+        decision_flips=flips["decision"],
+        flips=flips["all"],
+        other_flips=flips["others"],
+        flips_note=unc.flips_note,
+        roc_contradictions=flips["roc_auc"],
+        lead=list(lead),
+        n_runs=len(fr.runs),
+        any_weighted=any(r.counts.weighted for r in fr.runs),
+        all_weighted=all_weighted,  # no interval, band or test
+        has_bands=data["has_bands"],
+        big=len(fr.runs) > MAX_TABLE_ROWS,
+        max_rows=MAX_TABLE_ROWS,
+        live_eta=(fr.chosen or fr.v_etas)[0],
+        eta_lo=float(fr.grid[0]),
+        eta_hi=float(fr.grid[-1]),
+        data=data,
+        specs=charts["specs"],
+        chart_ids=list(charts["specs"]),
+        bands_note=(
             "none drawn: the runs carry sample weights, and the bands need whole-number counts."
             if all_weighted
             else unc.bands_note
         ),
-        "adequacy": _adequacy_rows(runs, point, chosen, feta, fmt, fint),
+        adequacy=adequacy,
         # per run and metric: (exact values, draws) at the table's prevalences (test first),
         # behind the table intervals, the ties and the verdict's unpaired test
-        "point_reps": dict(getattr(unc, "point_reps", {}) or {}),
+        point_reps=dict(getattr(unc, "point_reps", {}) or {}),
         # runs scored on the same examples: the paired replicates behind the verdict's and
         # the tables' paired tests
-        "shared_replicates": unc.shared,
-        "adequacy_note": (
-            "Brabec et al. (2020) §5: precision at η is only as good as the estimates of TPR "
-            f"and FPR at the operating point ({op_rule}). “Relative width” is the half-width of "
-            f"the {conf:.0%} Koopman precision interval over the estimate (adequate when at most "
-            f"{ADEQUACY_TOLERANCE:.0%}). “False positives” are the test negatives scoring at "
-            "or above the threshold: at small η precision rests on them, and k of them pin FPR "
-            "down only to about ±2/√k (±10 % takes some 400). “Needed” is the test-set size at "
-            "which Brabec's Δ, the "
-            f"largest width of the precision band over all η, would be at most "
-            f"{ADEQUACY_TOLERANCE:g} (uncertainty.required_sample_size)."
-        ),
-        "runs": [_run_row(r, swatch[r.name], fmt, feta, fint, links) for r in runs],
-        "digest_groups": digests,
-        "skipped": [{"name": s.name, "run_id": s.run_id, "reason": s.reason} for s in skipped],
-    }
-
-
-#: Rows of a per-prevalence table shown before "show all runs".
-MAX_TABLE_ROWS = 12
-
-
-def _label(key: str) -> str:
-    return {"ap": "AP", "pr_auc": "PR-AUC", "max_f1": "max-F1", "roc_auc": "ROC-AUC",
-            "cost": "expected cost"}[key]  # fmt: skip
-
-
-def _names_short(names: Any, limit: int = 4) -> str:
-    names = list(names)
-    if len(names) <= limit:
-        return ", ".join(names)
-    return ", ".join(names[:limit]) + f" and {len(names) - limit} more"
+        shared_replicates=unc.shared,
+        adequacy_note=views.adequacy_note(out["op_rule"], conf),
+        runs=[views.run_row(r, charts["swatch"][r.name], fr.fint, feta, links) for r in fr.runs],
+        digest_groups=views.digest_groups(fr.runs),
+        skipped=[{"name": s.name, "run_id": s.run_id, "reason": s.reason} for s in skipped],
+    )
+    return out
 
 
 def one_blas_thread() -> Any:
@@ -493,139 +444,3 @@ def _leading(
                 out.append(order[k])
         k += 1
     return out or list(names[:limit])
-
-
-def _changes_winner(f, verdicts, chosen, test_prev, feta) -> list[str]:
-    """Chosen η (formatted) whose recommended run loses this pair at the test prevalence."""
-    out = []
-    tests = sorted(set(test_prev.values()))
-    for v in verdicts:
-        if not chosen or v.run not in (f["a"], f["b"]):
-            continue
-        for t in tests:
-            if min(t, v.prevalence) < f["eta_value"] < max(t, v.prevalence):
-                out.append(feta(v.prevalence))
-                break
-    return out
-
-
-def _scaled(x: float | None, v: Any) -> float | None:
-    """A criterion value as the verdict prints it: expected cost per ``v.per`` cases."""
-    return None if x is None else x * (v.per if v.criterion_key == "cost" else 1)
-
-
-def _verdict_view(
-    v: Any, fmt: Any, feta: Any, fint: Any, fci: Any, alpha_conf: float
-) -> dict[str, Any]:
-    """A :class:`Verdict` shaped for the template (numbers formatted, raw η kept)."""
-    per = fint(v.per)
-    inf_thr = math.isinf(v.threshold) and v.threshold > 0
-    return {
-        "eta_value": repr(float(v.prevalence)),
-        "eta": feta(v.prevalence),
-        "run": v.run,
-        "criterion": v.criterion,
-        "value": fmt(_scaled(v.value, v), 3),
-        "value_unit": f"per {per} cases" if v.criterion_key == "cost" else "",
-        "threshold": "none (flag nothing)" if inf_thr else fmt(v.threshold, 4),
-        "per": per,
-        "alerts": count(v.alerts, fint),
-        "caught": count(v.caught, fint),
-        "positives": count(v.per * v.prevalence, fint),
-        "missed": count(v.missed, fint),
-        "precision": fmt(v.precision, 3),
-        "precision_ci": fci(v.precision_low, v.precision_high),
-        "recall": fmt(v.recall, 3),
-        "recall_ci": fci(v.recall_low, v.recall_high),
-        "value_ci": fci(*(_scaled(x, v) for x in (v.value_low, v.value_high))),
-        "runner_up": v.runner_up,
-        "runner_up_ci": fci(*(_scaled(x, v) for x in (v.runner_up_low, v.runner_up_high))),
-        "runner_up_value": (
-            None if v.runner_up_value is None else fmt(_scaled(v.runner_up_value, v), 3)
-        ),
-        "significant": v.significant,
-        "intervals_apart": v.intervals_apart,
-        "p": (None if v.p_value is None else p_value_text(v.p_value, 1 - alpha_conf)),
-        "test": v.test,
-        "more_data": v.more_data,
-        "disagree": v.disagree,
-        "chance": v.chance,
-        "chance_text": chance_text(
-            v.chance, feta(v.prevalence), fci(v.precision_low, v.precision_high)
-        ),
-        "text": v.text,
-    }
-
-
-def _run_row(
-    r: Any, color: str, fmt: Any, feta: Any, fint: Any, links: Mapping[str, str]
-) -> dict[str, Any]:
-    c = r.counts
-    return {
-        "name": r.name,
-        "color": color,
-        "run_id": r.run_id,
-        "link": links.get(r.name, ""),
-        "n_pos": fint(c.n_pos),
-        "n_neg": fint(c.n_neg),
-        "prevalence": feta(c.prevalence),
-        "n_thresholds": fint(c.n_thresholds),
-        "digest": (r.digest[:16] if r.digest else None),
-        "source": r.source,
-        "synthesized": r.synthesized,
-        "params": sorted((str(k), str(v)) for k, v in r.params.items()),
-        "tags": sorted((str(k), str(v)) for k, v in r.tags.items()),
-    }
-
-
-def _digest_groups(runs: Sequence[Any]) -> list[dict[str, Any]]:
-    groups: dict[str, list[str]] = {}
-    for r in runs:
-        groups.setdefault(r.digest[:16] if r.digest else "unknown", []).append(r.name)
-    if len(groups) == 1 and "unknown" in groups:
-        return []
-    return [{"digest": k, "runs": v} for k, v in groups.items()]
-
-
-def _major_flip_warning(major: list[dict[str, Any]], conf: float) -> dict[str, str]:
-    """The callout for flips between the test prevalence and a chosen one.
-
-    Alarming ("danger") when a flip there is significant, or when none was tested (no
-    bootstrap, weighted counts, beyond the budget); a caution when every one was tested and
-    none is significant: the estimates cross, but the test sets cannot tell whether the order
-    really changes.
-    """
-    n = len(major)
-    sig = sum(1 for f in major if f["significant"])
-    untested = sum(1 for f in major if f["significant"] is None)
-    where = (
-        f"{n} ranking flip(s) lie between the test prevalence and the chosen deployment "
-        "prevalence(s)"
-    )
-    if sig:
-        return {
-            "level": "danger",
-            "title": "The winner depends on the prevalence.",
-            "text": f"{where} ({sig} significant at {conf:.0%}); the ranking at the test "
-            "prevalence does not carry over. See “Ranking flips”.",
-        }
-    if untested:
-        how = (
-            "not tested for significance"
-            if untested == n
-            else f"{untested} not tested for significance; none of the {n - untested} tested "
-            "is significant"
-        )
-        return {
-            "level": "danger",
-            "title": "The winner may depend on the prevalence.",
-            "text": f"{where} ({how}); do not carry "
-            "the ranking at the test prevalence over. See “Ranking flips”.",
-        }
-    return {
-        "level": "warning",
-        "title": "Rankings cross between the test and deployment prevalences.",
-        "text": f"{where}, none significant at {conf:.0%}: the estimates change order, but "
-        "these test sets cannot tell whether the runs really do. Rank them at the deployment "
-        "prevalence (the verdict above), not at the test prevalence. See “Ranking flips”.",
-    }

@@ -736,6 +736,7 @@ class _Uncertainty:
                     "significant": sig,
                     "tested": True,
                     "eta_ci_text": f"[{_fmt_e(lo)}, {_fmt_e(hi)}]",
+                    "eta_ci": (float(lo), float(hi)),
                     "text": ("Significant" if sig else "Not significant")
                     + f" at {conf:.0%} ({how}, {res.n_boot} replicates)."
                     + p_text

@@ -210,6 +210,48 @@ def _two_digits(x: float) -> float:
     return float(f"{x:.2g}") if x > 0 else 0.0
 
 
+def pair_test(
+    key: str,
+    a: Any,
+    b: Any,
+    eta: float,
+    j: int | None,
+    opts: Any,
+    unc: Any,
+    seed_for: Any,
+    intervals: Mapping[str, Mapping[tuple, Any]],
+) -> tuple[float | None, float | None, str, bool | None, bool]:
+    """The verdict's test of run ``a`` minus run ``b`` on the criterion ``key`` at ``eta``.
+
+    One test for the verdict's "better than the runner-up" and the decision's flips, so the two
+    never disagree: :func:`_test`, then for :data:`APART_KEYS` "significant all the same" when
+    the two runs' table intervals do not overlap.
+
+    Returns:
+        ``(z, p, how, significant, intervals_apart)``; ``p`` and ``significant`` are None when
+        untested (``how`` says why).
+    """
+    conf = opts.confidence
+    seed = int(seed_for(opts.seed, a.name, b.name, key, repr(eta)).generate_state(1)[0])
+    z, p, how = _test(key, a, b, eta, j, opts, unc, seed)
+    if p is None:
+        return z, p, how, None, False
+    sig = bool(p < 1 - conf)
+    if (
+        not sig
+        and j is not None
+        and key in APART_KEYS
+        and intervals_apart(intervals.get(a.name, {}).get((key, j)),
+                            intervals.get(b.name, {}).get((key, j)))
+    ):  # fmt: skip
+        how += (
+            f"; significant all the same: the two runs’ {conf:.0%} {_LABELS[key]} intervals "
+            "do not overlap"
+        )
+        return z, p, how, True, True
+    return z, p, how, sig, False
+
+
 def build_verdicts(
     runs: Sequence[Any],
     etas: Sequence[float],
@@ -285,26 +327,11 @@ def build_verdicts(
         diff = None
         if runner is not None:
             diff = vals[best][key] - vals[runner][key]
-            rng_seed = int(seed_for(opts.seed, best, runner, key, repr(eta)).generate_state(1)[0])
-            z, p, test_txt = _test(key, by_name[best], by_name[runner], eta, j, opts, unc, rng_seed)
-            if p is not None:
-                sig = bool(p < 1 - conf)
-                if (
-                    not sig
-                    and j is not None
-                    and key in APART_KEYS
-                    and intervals_apart(
-                        intervals.get(best, {}).get((key, j)),
-                        intervals.get(runner, {}).get((key, j)),
-                    )
-                ):
-                    sig = apart = True
-                    test_txt += (
-                        f"; significant all the same: the two runs’ {conf:.0%} {label} "
-                        "intervals do not overlap"
-                    )
-                if not sig:
-                    more = _more_data(z, conf, c, counts[runner], fint)
+            z, p, test_txt, sig, apart = pair_test(
+                key, by_name[best], by_name[runner], eta, j, opts, unc, seed_for, intervals
+            )
+            if sig is False:
+                more = _more_data(z, conf, c, counts[runner], fint)
         scale = per if key == "cost" else 1  # the cost is printed per `per` cases
         # the criterion's own interval (the tables'), for the run and its runner-up
         crit = {
