@@ -84,7 +84,10 @@ def test_report_from_experiment(store, tmp_path):
     assert "cli-exp" in html and "lr" in html and "gbm" in html
     # the run without counts is listed as skipped, with the reason, and the report renders
     assert "no-counts" in html and "Skipped runs" in html
-    assert "skipped no-counts" in res.output
+    # ... and on stderr, with its id and reason; the exit status stays 0 (it was not asked for)
+    assert f"Warning: run no-counts ({ids['no-counts']}) left out: no counts named 'test'" in (
+        res.output
+    )
     # numbers equal metrics on the counts loaded back
     c = tracking.load_counts(ids["gbm"], name="test")
     assert _fmt(metrics.average_precision(c, 1e-3)) in html
@@ -166,7 +169,10 @@ def test_errors(store, tmp_path):
             str(tmp_path / "x.html"),
         ],
     )
-    assert res.exit_code == 1 and "no run with valid counts" in res.output
+    assert res.exit_code == 2, res.output
+    line = _error_line(res)
+    assert f"--run-id {ids['no-counts']} (no-counts) cannot be used: no counts named" in line
+    assert "no report written" in line
     assert not (tmp_path / "x.html").exists()
     res = runner.invoke(
         main,
@@ -184,6 +190,13 @@ def _one_error_line(res) -> str:
     assert len(lines) == 1 and lines[0].startswith("Error: "), res.output
     assert "Traceback" not in res.output
     return lines[0]
+
+
+def _error_line(res) -> str:
+    """The one error line (progress lines of the loading may come before it)."""
+    errors = [line for line in res.output.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1 and "Traceback" not in res.output, res.output
+    return errors[0]
 
 
 def test_errors_use_option_names_and_one_line(store, tmp_path):
@@ -231,7 +244,7 @@ def test_experiment_and_run_of_another_experiment(store, tmp_path):
                                     run.info.run_id, "--tracking-uri", uri, "-o",
                                     str(tmp_path / "r.html")])  # fmt: skip
     line = _one_error_line(res)
-    assert "belongs to experiment 'other-exp'" in line and res.exit_code == 1
+    assert "belongs to experiment 'other-exp'" in line and res.exit_code == 2
     assert not (tmp_path / "r.html").exists()
 
 
@@ -273,3 +286,117 @@ def test_log_to_run_uses_the_documented_name_and_says_so(store, tmp_path):
     assert "imbalance/report.html" in names and "imbalance/fraud-q3.html" not in names
     local = MlflowClient(uri).download_artifacts(ids["lr"], "imbalance/report.html", str(tmp_path))
     assert open(local, encoding="utf-8").read() == out.read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------- --run-id: prefixes, errors (issue 29)
+def _report_args(uri, out, *run_ids):
+    args = ["report", "--tracking-uri", uri, "--bootstrap", "0", "-o", str(out)]
+    for rid in run_ids:
+        args += ["--run-id", rid]
+    return args
+
+
+def _give_ids(uri, renames):
+    """Give runs chosen ids, in the real SQLite store (MLflow draws uuid4 ids: two runs sharing
+    an 8-character prefix never happen by chance in a test)."""
+    import contextlib
+    import sqlite3
+
+    db = uri.removeprefix("sqlite:///")
+    with contextlib.closing(sqlite3.connect(db)) as con, con:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for old, new in renames.items():
+            for table in tables:
+                cols = [r[1] for r in con.execute(f"PRAGMA table_info({table})")]
+                if "run_uuid" in cols:
+                    con.execute(f"UPDATE {table} SET run_uuid = ? WHERE run_uuid = ?", (new, old))
+
+
+def test_run_id_prefix_resolves_and_errors_name_the_id(store, tmp_path):
+    uri, ids = store
+    runner = CliRunner()
+    out = tmp_path / "r.html"
+    # the 8 characters the report's Run id column shows resolve, without --experiment too
+    res = runner.invoke(main, _report_args(uri, out, ids["gbm"][:8], ids["lr"][:10]))
+    assert res.exit_code == 0, res.output
+    html = out.read_text(encoding="utf-8")
+    assert ids["gbm"] in html and ids["lr"] in html and "Skipped runs" not in html
+    # ... and within --experiment
+    res = runner.invoke(main, [*_report_args(uri, out, ids["gbm"][:8]), "-e", "cli-exp"])
+    assert res.exit_code == 0, res.output
+    # an id that matches no run: exit 2 naming it, nothing written
+    out.unlink()
+    for missing in ("0123abcd", "0123abcd" * 4):
+        res = runner.invoke(main, _report_args(uri, out, ids["gbm"], missing))
+        assert res.exit_code == 2, res.output
+        assert f"--run-id '{missing}': no run" in _one_error_line(res)
+        assert not out.exists()
+    # too short a prefix: says how long it must be
+    res = runner.invoke(main, _report_args(uri, out, ids["gbm"][:7]))
+    line = _one_error_line(res)
+    assert res.exit_code == 2 and f"--run-id '{ids['gbm'][:7]}' is too short" in line
+    assert "at least 8 characters" in line
+    res = runner.invoke(main, _report_args(uri, out, "b1ea36fd'; --"))
+    assert res.exit_code == 2 and "is not a run id" in _one_error_line(res)
+
+
+def test_ambiguous_run_id_prefix_lists_the_candidates(tracking_uri, tmp_path):
+    mlflow.set_experiment("ambiguous")
+    made = []
+    for name in ("first", "second"):
+        with mlflow.start_run(run_name=name) as run:
+            made.append(run.info.run_id)
+    a, b = "b1ea36fd" + "0" * 23 + "1", "b1ea36fd" + "0" * 23 + "2"
+    _give_ids(tracking_uri, {made[0]: a, made[1]: b})
+    runner = CliRunner()
+    for extra in ([], ["-e", "ambiguous"]):
+        res = runner.invoke(main, [*_report_args(tracking_uri, tmp_path / "r.html", "b1ea36fd"),
+                                   *extra])  # fmt: skip
+        line = _one_error_line(res)
+        assert res.exit_code == 2 and "--run-id 'b1ea36fd' is ambiguous" in line
+        assert f"{a} (first)" in line and f"{b} (second)" in line
+    # the full id picks one (that run has no counts: that is the error now)
+    res = runner.invoke(main, _report_args(tracking_uri, tmp_path / "r.html", b[:-1] + "2"))
+    assert res.exit_code == 2 and f"--run-id {b} (second) cannot be used" in res.output
+
+
+def test_build_report_warns_for_every_skipped_run(store, caplog):
+    from mlflow_imbalance.report.build import build_report
+
+    _, ids = store
+    with caplog.at_level("WARNING", logger="mlflow_imbalance.report.build"):
+        rep = build_report(
+            [ids["lr"], ids["no-counts"], "f" * 32, ids["gbm"]], n_bootstrap=0, progress=False
+        )
+    assert [r["name"] for r in rep.context["runs"]] == ["lr", "gbm"]
+    skipped = {s.run_id: s for s in rep.skipped}
+    assert set(skipped) == {ids["no-counts"], "f" * 32}
+    assert skipped[ids["no-counts"]].name == "no-counts"
+    assert "no counts named 'test'" in skipped[ids["no-counts"]].reason
+    assert "f" * 32 in skipped["f" * 32].reason  # MLflow's own "run not found" message
+    logged = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(logged) == 2, logged
+    assert any(ids["no-counts"] in m and "no counts named 'test'" in m for m in logged)
+    assert any("f" * 32 in m and "left out" in m for m in logged)
+    assert rep.notes == []
+
+
+def test_terminal_control_characters_are_escaped(tracking_uri, tmp_path):
+    mlflow.set_experiment("escapes")
+    evil = "gbm\x1b]0;pwned\x07\x1b[2J\nfake line\t\u202e"
+    with mlflow.start_run(run_name=evil) as run:
+        tracking.log_scores(*_scores(1.6, 2, n=600), log_figures=False, n_bootstrap=0)
+    with mlflow.start_run(run_name="bad\x1b[31m"):
+        pass
+    res = CliRunner().invoke(main, ["list", "-e", "escapes", "--tracking-uri", tracking_uri])
+    assert res.exit_code == 0 and "\x1b" not in res.output and "\u202e" not in res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 3  # the newline in the name did not forge a line
+    row = next(line for line in lines if line.startswith(run.info.run_id))
+    assert row.split("\t")[1] == r"gbm\x1b]0;pwned\x07\x1b[2J\nfake line\t\u202e"
+    args = ["report", "-e", "escapes", "--tracking-uri", tracking_uri, "--bootstrap", "0"]
+    res = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "r.html")])
+    assert res.exit_code == 0, res.output
+    assert "\x1b" not in res.output and "\u202e" not in res.output
+    assert r"Warning: run bad\x1b[31m (" in res.output  # the skipped line
+    assert r"gbm\x1b]0;pwned" in res.output  # the verdict names the run, escaped

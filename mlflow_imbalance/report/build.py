@@ -22,7 +22,9 @@ from mlflow_imbalance.report.model import (
     SkippedRun,
 )
 from mlflow_imbalance.report.options import (
+    DEFAULT_NAME,
     _options,
+    resolve_costs,
     with_run_defaults,
 )
 from mlflow_imbalance.report.progress import progress_callback
@@ -45,9 +47,8 @@ def build_report(
     *,
     prevalences: float | Sequence[float] | None = None,
     prevalence_range: tuple[float, float] | str | None = None,
-    name: str = "test",
-    cost_fp: float | None = None,
-    cost_fn: float | None = None,
+    name: str | None = None,
+    costs: Any = None,
     primary_metric: str = "ap",
     confidence: float = 0.95,
     n_bootstrap: int = 1000,
@@ -57,8 +58,16 @@ def build_report(
     experiment: str | None = None,
     progress: bool | ProgressFn | None = None,
     skipped: Sequence[SkippedRun] = (),
+    cost_fp: float | None = None,
+    cost_fn: float | None = None,
 ) -> Report:
     """Build the HTML report comparing runs across prevalences.
+
+    No run is left out silently: every run that cannot be used (no counts, corrupt files, an
+    unknown run id) is logged as a warning (``logging``, logger
+    ``mlflow_imbalance.report.build``) with its reason, listed in :attr:`Report.skipped` and
+    under "Skipped runs" in the page; a run read from counts of another name is noted in
+    :attr:`Report.notes` and in the page.
 
     Args:
         runs_or_counts: MLflow run ids or ``mlflow.entities.Run`` objects (loaded through
@@ -71,10 +80,15 @@ def build_report(
         prevalence_range: ``(low, high)`` or ``"low:high"``: the η range searched for ranking
             flips and drawn on the η axes. Default: spans the test and chosen prevalences with a
             decade of margin each side, within [1e-6, 0.5].
-        name: the counts name runs were logged under (``imbalance/<name>/``).
-        cost_fp: cost of one false positive. Giving costs (here or logged with the runs, used
-            when both are None) makes the lowest expected cost the report's criterion.
-        cost_fn: cost of one false negative.
+        name: the counts name of the MLflow runs (``imbalance/<name>/``). None (default):
+            ``"test"``, the name every entry point logs under; a run with no set of that name
+            but exactly one other (``"validation"``, ``"autolog"`` from older versions) is
+            read from that one, with a note; a run with several other sets is skipped, its
+            reason listing them. A name given explicitly is used as given for every run.
+        costs: ``(cost_fp, cost_fn)`` or ``{"fp": cost_fp, "fn": cost_fn}``, as in
+            :func:`~mlflow_imbalance.log_scores`: the costs of one false positive and one
+            false negative. Giving costs (here or logged with the runs, used when None) makes
+            the lowest expected cost the report's criterion.
         primary_metric: the criterion when no costs are given: ``"ap"`` (default),
             ``"pr_auc"``, ``"max_f1"`` or ``"roc_auc"``.
         confidence: level of every interval and band.
@@ -87,23 +101,28 @@ def build_report(
         progress: None (default): tqdm bars when stderr is a terminal or in a notebook,
             plain lines on stderr otherwise; True: bars; False: silent; or a callback
             ``(stage, done, total)``.
-        skipped: runs already known to be skipped (e.g. by the CLI's search), listed as such.
+        skipped: runs already known to be skipped (e.g. by the CLI's search), listed as such
+            (the caller reports them; they are not logged again).
+        cost_fp: deprecated (:class:`FutureWarning`), use ``costs=(cost_fp, cost_fn)``.
+        cost_fn: deprecated (:class:`FutureWarning`), use ``costs=(cost_fp, cost_fn)``.
 
     Returns:
-        The :class:`Report` (``.html``, ``.verdict``, ``.save(path)``, ``_repr_html_`` for
-        notebooks).
+        The :class:`Report` (``.html``, ``.verdict``, ``.skipped``, ``.notes``,
+        ``.save(path)``, ``_repr_html_`` for notebooks).
 
     Raises:
-        ValueError: bad options (named), or no run with valid counts at all.
+        ValueError: bad options (named), ``costs`` together with ``cost_fp`` / ``cost_fn``,
+            or no run with valid counts at all.
     """
     check_output_path(output)  # before any work: a directory or a missing folder is refused
+    fp, fn = resolve_costs(costs, cost_fp, cost_fn)
     opts = _options(
-        prevalences, prevalence_range, name, cost_fp, cost_fn, confidence, n_bootstrap, seed,
-        title, primary_metric,
+        prevalences, prevalence_range, DEFAULT_NAME if name is None else name, fp, fn,
+        confidence, n_bootstrap, seed, title, primary_metric,
     )  # fmt: skip
     notify = progress_callback(progress)
     try:
-        return _build(runs_or_counts, opts, output, experiment, notify, skipped)
+        return _build(runs_or_counts, opts, output, experiment, notify, skipped, name)
     finally:
         notify.close()
 
@@ -115,19 +134,27 @@ def _build(
     experiment: str | None,
     progress: Any,
     skipped: Sequence[SkippedRun],
+    name: str | None,
 ) -> Report:
-    name = opts.name
     timings: dict[str, float] = {}
     cpu: dict[str, float] = {}
     t0, c0 = time.perf_counter(), time.process_time()
     runs, skipped_now, exp_loaded = _collect(runs_or_counts, name, progress)
     timings["load"] = time.perf_counter() - t0
     cpu["load"] = time.process_time() - c0
+    for s in skipped_now:
+        logger.warning(
+            "run %r%s left out of the report: %s",
+            s.name,
+            f" ({s.run_id})" if s.run_id and s.run_id != s.name else "",
+            s.reason,
+        )
     all_skipped = [*skipped, *skipped_now]
     if not runs:
         reasons = "; ".join(f"{s.name}: {s.reason}" for s in all_skipped[:5]) or "no input"
         raise ValueError(f"runs_or_counts holds no run with valid counts ({reasons})")
     runs = _unique_names(runs)
+    notes = _name_notes(runs, opts.name)
     opts = with_run_defaults(opts, [r.summary for r in runs])
     from mlflow_imbalance.core.validation import validated
     from mlflow_imbalance.report.analysis.context import build_context, one_blas_thread
@@ -148,16 +175,38 @@ def _build(
             cpu_timings=cpu,
             links=_run_links(runs),
         )
+    if notes:
+        context["notes"] = notes
+        context.setdefault("warnings", []).append(
+            {
+                "level": "info",
+                "title": f"{len(notes)} run(s) read from counts of another name.",
+                "text": "; ".join(notes[:8])
+                + (f"; and {len(notes) - 8} more" if len(notes) > 8 else "")
+                + ". Pass name= (--name) to choose the set explicitly.",
+            }
+        )
     context["generated_at"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     t0, c0 = time.perf_counter(), time.process_time()
     html = render_html(context)
     timings["render"] = time.perf_counter() - t0
     cpu["render"] = time.process_time() - c0
-    report = Report(html, context, timings, all_skipped)
+    report = Report(html, context, timings, all_skipped, notes=notes)
     report.cpu_timings = cpu
     if output is not None:
         report.save(output)
     return report
+
+
+def _name_notes(runs: Sequence[RunData], name: str) -> list[str]:
+    """One line per run read from counts of another name than ``name`` (logged at info)."""
+    notes = []
+    for r in runs:
+        if r.counts_name is not None and r.counts_name != name:
+            who = f"run {r.name!r}" + (f" ({r.run_id[:8]})" if r.run_id else "")
+            notes.append(f"{who}: no counts named {name!r}; used its only set {r.counts_name!r}")
+            logger.info("%s", notes[-1])
+    return notes
 
 
 def _run_links(runs: Sequence[RunData]) -> dict[str, str]:

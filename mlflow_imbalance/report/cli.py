@@ -7,6 +7,13 @@ experiment, no runs with counts, bad options, an unreachable or missing tracking
 clear line naming the option and exit with status 1 or 2; ``--debug`` shows the traceback
 instead. Read commands never create a tracking store: a missing SQLite file or directory is an
 error, and an HTTP server is probed with a short timeout before anything else.
+
+A run asked for by ``--run-id`` is never left out quietly: an id (or prefix of at least 8
+characters, as the report's Run id column shows it) that matches no run, an ambiguous prefix,
+or a run that cannot be used (no counts, corrupt files) is an error naming it, with exit status
+2 and no report written. Runs found by ``--experiment`` / ``--filter`` that cannot be used are
+left out with a warning line each on stderr (also with ``--quiet``) and in the report. Run names
+and reasons printed to the terminal have control characters escaped (:func:`terminal_safe`).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ Examples:
       --prevalence-range 1e-5:1e-2 -o report.html
   mlflow-imbalance report --run-id 1f2e... --run-id 9a8b... --tracking-uri sqlite:///mlflow.db \\
       --prevalence 1e-3 -o report.html --log-to-run 1f2e...
+  mlflow-imbalance report --run-id b1ea36fd --run-id 9a8b7c6d -o report.html   # id prefixes
 """
 
 
@@ -113,9 +121,32 @@ def option_names(message: str) -> str:
     return _OPTION_RE.sub(lambda m: _OPTION_NAMES[m.group(1)], message)
 
 
+#: Characters that a terminal interprets rather than prints: C0 controls (ESC starts CSI and
+#: OSC sequences), DEL, C1 controls (U+009B is a one-byte CSI) and the bidirectional
+#: overrides/isolates that reorder what a line appears to say.
+_TERMINAL_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: Any) -> str:
+    r"""``text`` with every terminal control character escaped (``\x1b``, ``\n``, ``\u202e``).
+
+    Run names and reasons come from the tracking store: a name holding ESC sequences could
+    rewrite the screen, a newline or tab could forge a line of ``list``'s output.
+    """
+    return _TERMINAL_UNSAFE.sub(
+        lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text)
+    )
+
+
 def _one_line(text: str, limit: int = 600) -> str:
-    text = " ".join(str(text).split())
+    text = terminal_safe(" ".join(str(text).split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class RunIdProblem(click.ClickException):
+    """A ``--run-id`` that cannot be found or used: one line, exit status 2 (a usage error)."""
+
+    exit_code = 2
 
 
 def _debug_enabled() -> bool:
@@ -217,7 +248,10 @@ def _tracking_options(f: Callable[..., Any]) -> Callable[..., Any]:
     "run_ids",
     multiple=True,
     metavar="ID",
-    help="A run to include (repeatable); without --experiment only these runs are used.",
+    help="A run to compare (repeatable): its id, or a unique prefix of at least 8 characters "
+    "as the report's Run id column shows it, e.g. --run-id b1ea36fd. Without --experiment only "
+    "these runs are used (a prefix is then looked up in every experiment). A --run-id that "
+    "matches no run, or whose run has no usable counts, is an error (exit status 2).",
 )
 @click.option(
     "--filter",
@@ -227,9 +261,12 @@ def _tracking_options(f: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option(
     "--name",
-    default="test",
-    show_default=True,
-    help="Counts name the runs were logged under (imbalance/<name>/), e.g. --name validation.",
+    default=None,
+    metavar="NAME",
+    help="Counts name to compare (imbalance/<name>/), e.g. --name validation. Default: test, "
+    "the name every entry point logs under; a run with no 'test' set but exactly one other "
+    "(older runs: 'validation', 'autolog') is read from that one, with a note. Given "
+    "explicitly, every run must hold that set.",
 )
 @click.option(
     "--prevalence",
@@ -250,14 +287,16 @@ def _tracking_options(f: Callable[..., Any]) -> Callable[..., Any]:
     "--cost-fp",
     type=float,
     default=None,
-    help="Cost of one false positive, e.g. --cost-fp 1. Costs make the lowest expected cost "
-    "the decision criterion (default: the costs logged with the runs, if any; else 1).",
+    help="Cost of one false positive, e.g. --cost-fp 1 (build_report's costs={'fp': 1, ...}). "
+    "Costs make the lowest expected cost the decision criterion (default: the costs logged "
+    "with the runs, if any; a cost left out when the other is given is 1).",
 )
 @click.option(
     "--cost-fn",
     type=float,
     default=None,
-    help="Cost of one false negative, e.g. --cost-fn 100 (default: logged with the runs; 1).",
+    help="Cost of one false negative, e.g. --cost-fn 100 (build_report's costs={'fn': 100, "
+    "...}; default: logged with the runs; 1).",
 )
 @click.option(
     "--primary-metric",
@@ -307,7 +346,7 @@ def report(
     experiment: str | None,
     run_ids: tuple[str, ...],
     filter_string: str | None,
-    name: str,
+    name: str | None,
     prevalences: tuple[float, ...],
     prevalence_range: str | None,
     cost_fp: float | None,
@@ -330,6 +369,10 @@ def report(
     --prevalence / --cost-* it uses the prevalences and costs logged with the runs. It is one
     self-contained file (inline scripts only, nothing loaded from the network). The verdict
     is printed at the end.
+
+    Every --run-id must name one run with usable counts, else nothing is written and the
+    exit status is 2. Runs of --experiment that cannot be used are left out with a warning
+    line each (and listed in the report); the exit status stays 0.
     """
     if experiment is None and not run_ids:
         raise click.UsageError("give --experiment NAME and/or at least one --run-id ID")
@@ -338,48 +381,91 @@ def report(
 
     check_output_path(output)
     with cli_errors():
-        from mlflow_imbalance.report.options import _options
+        from mlflow_imbalance.report.options import DEFAULT_NAME, _options
 
         # every option checked before the store is touched (messages name the CLI options)
         _options(
-            list(prevalences) or None, prevalence_range, name, cost_fp, cost_fn, confidence,
-            n_bootstrap, seed, title, primary_metric,
+            list(prevalences) or None, prevalence_range, name or DEFAULT_NAME, cost_fp,
+            cost_fn, confidence, n_bootstrap, seed, title, primary_metric,
         )  # fmt: skip
         uri = check_store(tracking_uri)
+    costs = None
+    if cost_fp is not None or cost_fn is not None:  # the one left out is 1, as documented
+        costs = {
+            "fp": 1.0 if cost_fp is None else cost_fp,
+            "fn": 1.0 if cost_fn is None else cost_fn,
+        }
     progress = _report_progress(quiet)
     with cli_errors(), _loading.tracking_uri_set(uri):
-        ids, exp_name = _loading.search_run_ids(
-            experiment, run_ids=run_ids, filter_string=filter_string
-        )
         try:
+            try:
+                asked = _loading.resolve_run_ids(run_ids, experiment)
+            except _loading.RunIdError as exc:
+                if _debug_enabled():
+                    raise
+                raise RunIdProblem(_one_line(str(exc))) from None
+            ids, exp_name = _loading.search_run_ids(
+                experiment, run_ids=asked, filter_string=filter_string
+            )
+            runs, skipped, exp_loaded = _loading.load_runs(ids, name=name, progress=progress)
+            _refuse_unusable(asked, skipped)
+            for s in skipped:  # found by --experiment / --filter: left out, loudly
+                click.echo(
+                    f"Warning: run {terminal_safe(s.name)}"
+                    + (f" ({s.run_id})" if s.run_id and s.run_id != s.name else "")
+                    + f" left out: {_one_line(s.reason)}",
+                    err=True,
+                )
             result = build_report(
-                ids,
+                runs,
                 prevalences=list(prevalences) or None,
                 prevalence_range=prevalence_range,
                 name=name,
-                cost_fp=cost_fp,
-                cost_fn=cost_fn,
+                costs=costs,
                 primary_metric=primary_metric,
                 confidence=confidence,
                 n_bootstrap=n_bootstrap,
                 seed=seed,
                 title=title,
-                experiment=exp_name,
+                experiment=exp_name or exp_loaded,
                 progress=progress,
+                skipped=skipped,
             )
         finally:
             progress.close()
         result.save(output)
     if not quiet:
+        for note in result.notes:
+            click.echo(f"Note: {_one_line(note)}", err=True)
         n_runs = len(result.context.get("runs", ()))
-        skipped = len(result.skipped)
-        extra = f", {skipped} skipped (see the report)" if skipped else ""
+        n_skipped = len(result.skipped)
+        extra = f", {n_skipped} left out (see above and the report)" if n_skipped else ""
         click.echo(f"Wrote {output} ({n_runs} runs{extra}).", err=True)
-        for s in result.skipped:
-            click.echo(f"  skipped {s.name}: {s.reason}", err=True)
         print_verdict(result)
     if log_to_run:
         log_report_to_run(log_to_run, output, quiet=quiet, tracking_uri=uri)
+
+
+def _refuse_unusable(asked: list[str], skipped: list[Any]) -> None:
+    """Exit with status 2 when a run asked for by ``--run-id`` cannot be used.
+
+    A report of the other runs would carry a verdict that never considered the run the user
+    asked about, so none is written.
+
+    Raises:
+        RunIdProblem: naming every such run and its reason.
+    """
+    wanted = set(asked)
+    bad = [s for s in skipped if s.run_id in wanted]
+    if not bad:
+        return
+    parts = [
+        f"--run-id {s.run_id}"
+        + (f" ({terminal_safe(s.name)})" if s.name != s.run_id else "")
+        + f" cannot be used: {s.reason}"
+        for s in bad
+    ]
+    raise RunIdProblem(_one_line("; ".join(parts) + "; no report written", 1200))
 
 
 def _report_progress(quiet: bool) -> Any:
@@ -399,7 +485,7 @@ def print_verdict(result: Any) -> None:
         head += " (costs logged with the runs)"
     click.echo(f"\n{head}:")
     for v in result.verdict:
-        click.echo(f"  {v.text}")
+        click.echo(f"  {terminal_safe(v.text)}")
 
 
 def check_output_path(output: Path) -> None:
@@ -486,8 +572,9 @@ def list_counts_table(experiment: str, filter_string: str | None, tracking_uri: 
                 names = list(tracking.list_counts(run_id))
             except Exception as exc:  # listing must go on for the other runs
                 names = [f"<error: {_one_line(str(exc), 200)}>"]
-            label = run.info.run_name or ""
-            click.echo(f"{run_id}\t{label}\t{', '.join(map(str, names)) or '-'}")
+            label = terminal_safe(run.info.run_name or "")
+            held = terminal_safe(", ".join(map(str, names)) or "-")
+            click.echo(f"{run_id}\t{label}\t{held}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -108,9 +108,13 @@ def _looks_like_path(item: Any) -> bool:
 
 
 def _collect(
-    runs_or_counts: Any, name: str, progress: ProgressFn | None
+    runs_or_counts: Any, name: str | None, progress: ProgressFn | None
 ) -> tuple[list[RunData], list[SkippedRun], str | None]:
-    """Normalise the accepted inputs to RunData records (see :func:`build_report`)."""
+    """Normalise the accepted inputs to RunData records (see :func:`build_report`).
+
+    ``name`` None reads MLflow runs under the default name, or a run's only set
+    (:func:`~mlflow_imbalance.report.load.load_runs`).
+    """
     if isinstance(runs_or_counts, RocCounts):
         return [RunData(name="run", counts=runs_or_counts, source="RocCounts")], [], None
     if isinstance(runs_or_counts, Mapping):

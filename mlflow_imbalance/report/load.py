@@ -3,28 +3,64 @@
 Turns run ids, :class:`mlflow.entities.Run` objects or an experiment search into
 :class:`~mlflow_imbalance.report.model.RunData` records (counts, summary, params, tags, digest and,
 when the run kept them, raw scores for pairing) using the loaders of
-:mod:`mlflow_imbalance.tracking`. A run that lacks counts under the requested name, or whose
-counts are invalid, becomes a :class:`~mlflow_imbalance.report.model.SkippedRun` with the reason.
+:mod:`mlflow_imbalance.tracking`. A run whose counts are invalid, or that lacks counts under the
+requested name, becomes a :class:`~mlflow_imbalance.report.model.SkippedRun` with the reason.
+
+Counts names: with no name given (``name=None``) a run is read under the default name
+``"test"``; a run with no set of that name but exactly one committed set under another name
+(runs logged before every entry point used ``"test"``: ``"validation"`` by the training
+callbacks, ``"autolog"`` by ``autolog()``) is read from that set, and its
+:attr:`~mlflow_imbalance.report.model.RunData.counts_name` says so (the report prints a note). A
+run holding several other sets is skipped with a reason that lists them. An explicit name is
+taken literally: runs without that set are skipped, listing what they hold.
+
+:func:`resolve_run_ids` turns run-id prefixes (as the report's "Run id" column shows them, 8
+characters) into full ids for the command line.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from mlflow_imbalance.report.model import RunData, SkippedRun
+from mlflow_imbalance.report.options import DEFAULT_NAME
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["LoadError", "load_runs", "search_run_ids", "tracking_uri_set"]
+__all__ = [
+    "DEFAULT_NAME",
+    "MIN_PREFIX",
+    "LoadError",
+    "RunIdError",
+    "load_runs",
+    "resolve_run_ids",
+    "search_run_ids",
+    "tracking_uri_set",
+]
 
 ProgressFn = Callable[[str, int, int], None]
+
+#: Shortest run-id prefix resolved (the report's "Run id" column shows 8 characters).
+MIN_PREFIX = 8
+#: Candidates listed when a run-id prefix is ambiguous.
+_MAX_CANDIDATES = 10
+_PREFIX_RE = re.compile(r"[0-9A-Za-z-]+")
 
 
 class LoadError(ValueError):
     """A user error while finding runs (unknown experiment, bad filter, no runs)."""
+
+
+class RunIdError(LoadError):
+    """A run id (or prefix) the user gave that cannot be resolved to exactly one run."""
+
+
+class _Unusable(ValueError):
+    """A run that cannot be used under the requested counts name (the message is the reason)."""
 
 
 @contextlib.contextmanager
@@ -72,16 +108,7 @@ def search_run_ids(
     ids: list[str] = list(dict.fromkeys(run_ids))
     exp_name: str | None = None
     if experiment is not None:
-        exp = client.get_experiment_by_name(experiment)
-        if exp is None and experiment.isdigit():
-            with contextlib.suppress(MlflowException):
-                exp = client.get_experiment(experiment)
-        if exp is None:
-            known = sorted(e.name for e in client.search_experiments(max_results=50))
-            raise LoadError(
-                f"experiment {experiment!r} not found in the tracking store; known experiments: "
-                f"{known!r}"
-            )
+        exp = _experiment(client, experiment)
         exp_name = exp.name
         if not run_ids or filter_string:
             try:
@@ -95,6 +122,12 @@ def search_run_ids(
                 raise LoadError(f"invalid --filter {filter_string!r}: {exc.message}") from None
             if run_ids:  # explicit ids restricted by the filter
                 keep = {r.info.run_id for r in found}
+                for dropped in (i for i in ids if i not in keep):
+                    logger.warning(
+                        "--run-id %s does not match --filter %r; it is left out",
+                        dropped,
+                        filter_string,
+                    )
                 ids = [i for i in ids if i in keep]
             else:
                 ids = [r.info.run_id for r in found]
@@ -107,6 +140,123 @@ def search_run_ids(
     return ids, exp_name
 
 
+def resolve_run_ids(refs: Sequence[str], experiment: str | None = None) -> list[str]:
+    """Full run ids for ids or unique prefixes of at least :data:`MIN_PREFIX` characters.
+
+    A full id is looked up directly. A shorter reference is matched as a prefix among the runs
+    of ``experiment`` when one is given, else among the active runs of every active experiment
+    (an MLflow search on ``attributes.run_id LIKE '<prefix>%'``).
+
+    Args:
+        refs: run ids or prefixes, as typed after ``--run-id``.
+        experiment: experiment name (or numeric id) the runs must belong to, or None.
+
+    Returns:
+        The full ids, in the order given, without repeats.
+
+    Raises:
+        RunIdError: a reference shorter than :data:`MIN_PREFIX` characters or not made of run-id
+            characters, no run with that id or prefix (in ``experiment`` when given), an
+            ambiguous prefix (the message lists the candidates), or a full id of a run in
+            another experiment than ``experiment``.
+        LoadError: ``experiment`` does not exist.
+    """
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient()
+    exp = _experiment(client, experiment) if experiment is not None else None
+    out: list[str] = []
+    for ref in refs:
+        ref = str(ref).strip()
+        if len(ref) < MIN_PREFIX:
+            raise RunIdError(
+                f"--run-id {ref!r} is too short: give the full run id or a prefix of at least "
+                f"{MIN_PREFIX} characters (as the report's Run id column shows it)"
+            )
+        if not _PREFIX_RE.fullmatch(ref):
+            raise RunIdError(f"--run-id {ref!r} is not a run id (letters, digits and '-' only)")
+        run = None
+        with contextlib.suppress(MlflowException):
+            run = client.get_run(ref)
+        if run is None:
+            run = _run_by_prefix(client, ref, exp)
+        elif exp is not None and run.info.experiment_id != exp.experiment_id:
+            _refuse_other_experiment(client, ref, run, exp)
+        out.append(run.info.run_id)
+    return list(dict.fromkeys(out))
+
+
+def _experiment(client: Any, experiment: str) -> Any:
+    """The experiment named ``experiment`` (or with that numeric id)."""
+    from mlflow.exceptions import MlflowException
+
+    exp = client.get_experiment_by_name(experiment)
+    if exp is None and experiment.isdigit():
+        with contextlib.suppress(MlflowException):
+            exp = client.get_experiment(experiment)
+    if exp is None:
+        known = sorted(e.name for e in client.search_experiments(max_results=50))
+        raise LoadError(
+            f"experiment {experiment!r} not found in the tracking store; known experiments: "
+            f"{known!r}"
+        )
+    return exp
+
+
+def _run_by_prefix(client: Any, prefix: str, exp: Any) -> Any:
+    """The one run whose id starts with ``prefix`` (in ``exp`` when given)."""
+    if exp is not None:
+        exp_ids = [exp.experiment_id]
+    else:
+        exp_ids, token = [], None
+        while True:
+            page = client.search_experiments(max_results=1000, page_token=token)
+            exp_ids += [e.experiment_id for e in page]
+            token = page.token
+            if not token:
+                break
+    matches: dict[str, Any] = {}
+    for i in range(0, len(exp_ids), 100):
+        found = client.search_runs(
+            exp_ids[i : i + 100],
+            filter_string=f"attributes.run_id LIKE '{prefix}%'",
+            max_results=_MAX_CANDIDATES + 1,
+        )
+        for run in found:
+            # LIKE is case-insensitive on some stores and '-' is literal: check exactly
+            if run.info.run_id.lower().startswith(prefix.lower()):
+                matches[run.info.run_id] = run
+    where = f"in experiment {exp.name!r}" if exp is not None else "in any experiment"
+    if not matches:
+        hint = "" if len(prefix) >= 32 else f" whose id starts with {prefix!r}"
+        raise RunIdError(f"--run-id {prefix!r}: no run{hint} {where} of the tracking store")
+    if len(matches) > 1:
+        listed = [
+            f"{rid} ({run.info.run_name or 'unnamed'})"
+            for rid, run in sorted(matches.items())[:_MAX_CANDIDATES]
+        ]
+        more = " and more" if len(matches) > _MAX_CANDIDATES else ""
+        raise RunIdError(
+            f"--run-id {prefix!r} is ambiguous {where}: it starts the ids of "
+            f"{', '.join(listed)}{more}; give more characters"
+        )
+    return next(iter(matches.values()))
+
+
+def _refuse_other_experiment(client: Any, ref: str, run: Any, exp: Any) -> None:
+    from mlflow.exceptions import MlflowException
+
+    try:
+        other = client.get_experiment(run.info.experiment_id).name
+    except MlflowException:
+        other = run.info.experiment_id
+    raise RunIdError(
+        f"--run-id {ref} belongs to experiment {other!r}, not to --experiment {exp.name!r}; "
+        f"drop --experiment or give a run of {exp.name!r}"
+    )
+
+
 def _check_runs_in_experiment(client: Any, run_ids: Sequence[str], exp: Any) -> None:
     """Refuse explicit run ids that belong to another experiment than the one named."""
     from mlflow.exceptions import MlflowException
@@ -117,14 +267,7 @@ def _check_runs_in_experiment(client: Any, run_ids: Sequence[str], exp: Any) -> 
         except MlflowException as exc:
             raise LoadError(f"--run-id {run_id}: {exc.message}") from None
         if run.info.experiment_id != exp.experiment_id:
-            try:
-                other = client.get_experiment(run.info.experiment_id).name
-            except MlflowException:
-                other = run.info.experiment_id
-            raise LoadError(
-                f"--run-id {run_id} belongs to experiment {other!r}, not to --experiment "
-                f"{exp.name!r}; drop --experiment or give a run of {exp.name!r}"
-            )
+            _refuse_other_experiment(client, run_id, run, exp)
 
 
 def _run_id_of(item: Any) -> str:
@@ -137,14 +280,16 @@ def _run_id_of(item: Any) -> str:
 def load_runs(
     runs: Iterable[Any],
     *,
-    name: str = "test",
+    name: str | None = None,
     progress: ProgressFn | None = None,
 ) -> tuple[list[RunData], list[SkippedRun], str | None]:
     """Load counts (and what else the report shows) of MLflow runs.
 
     Args:
         runs: run ids or :class:`mlflow.entities.Run` objects.
-        name: the counts name the runs were logged under (``imbalance/<name>/``).
+        name: the counts name the runs were logged under (``imbalance/<name>/``). None
+            (default): :data:`DEFAULT_NAME`, or a run's only set when it holds no set of that
+            name (recorded in :attr:`RunData.counts_name`). An explicit name is used as given.
         progress: optional callback ``(stage, done, total)``.
 
     Returns:
@@ -157,6 +302,7 @@ def load_runs(
     from mlflow_imbalance import tracking
 
     client = MlflowClient()
+    wanted = DEFAULT_NAME if name is None else name
     items = list(runs)
     loaded: list[RunData] = []
     skipped: list[SkippedRun] = []
@@ -178,19 +324,19 @@ def load_runs(
                 except MlflowException:
                     exp_names[exp_id] = exp_id
             experiments.add(exp_names[exp_id])
-            counts = tracking.load_counts(run_id, name=name)
+            counts, used = _load_counts(tracking, run_id, wanted, fallback=name is None)
             summary: dict[str, Any] = {}
             try:
-                summary = dict(tracking.load_summary(run_id, name=name) or {})
+                summary = dict(tracking.load_summary(run_id, name=used) or {})
             except Exception as exc:  # a summary problem degrades, it does not skip
-                logger.warning("run %s: summary.json of %r unreadable: %s", run_id, name, exc)
+                logger.warning("run %s: summary.json of %r unreadable: %s", run_id, used, exc)
             scores = None
             loader = getattr(tracking, "load_scores", None)
             if loader is not None:
                 try:
-                    scores = loader(run_id, name=name)
+                    scores = loader(run_id, name=used)
                 except Exception as exc:  # scores are optional (pairing only)
-                    logger.debug("run %s: no raw scores for %r: %s", run_id, name, exc)
+                    logger.debug("run %s: no raw scores for %r: %s", run_id, used, exc)
                     scores = None
             user_tags = {k: v for k, v in tags.items() if not k.startswith("mlflow.")}
             loaded.append(
@@ -203,8 +349,10 @@ def load_runs(
                     tags=user_tags,
                     digest=_digest_of(summary),
                     scores=_as_pair(scores),
-                    source=f"MLflow run in {exp_names[exp_id]!r}",
+                    source=f"MLflow run in {exp_names[exp_id]!r}"
+                    + (f", counts {used!r}" if used != wanted else ""),
                     experiment_id=str(exp_id),
+                    counts_name=used,
                 )
             )
         except (MlflowException, ValueError, OSError, KeyError, FileNotFoundError) as exc:
@@ -215,6 +363,37 @@ def load_runs(
             progress("load", i + 1, len(items))
     experiment = experiments.pop() if len(experiments) == 1 else None
     return loaded, skipped, experiment
+
+
+def _load_counts(tracking: Any, run_id: str, name: str, *, fallback: bool) -> tuple[Any, str]:
+    """A run's counts named ``name`` or, with ``fallback``, its only set; and the name read.
+
+    Raises:
+        _Unusable: the run holds no set named ``name`` and (without ``fallback``, or with
+            several) none that can stand in; the message lists the sets it holds.
+        mlflow.exceptions.MlflowException, ValueError, OSError: the set exists but cannot be
+            read (store failure, manifest mismatch, invalid counts).
+    """
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return tracking.load_counts(run_id, name=name), name
+    except MlflowException:
+        held = sorted(tracking.list_counts(run_id))  # committed sets with a valid summary
+        if name in held:  # the set is there: the failure was something else
+            raise
+    if not held:
+        raise _Unusable(f"no counts named {name!r} and no other counts logged with the run")
+    names = ", ".join(repr(n) for n in held)
+    if fallback and len(held) == 1:
+        logger.info("run %s: no counts named %r; using its only set %r", run_id, name, held[0])
+        return tracking.load_counts(run_id, name=held[0]), held[0]
+    if fallback:
+        raise _Unusable(
+            f"no counts named {name!r}, and several other sets ({names}): pass --name NAME "
+            "(name= in Python) to choose which to compare"
+        )
+    raise _Unusable(f"no counts named {name!r}; it holds {names}")
 
 
 def _short(text: str, limit: int = 400) -> str:

@@ -5,17 +5,21 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from mlflow_imbalance.core.validation import check_cost, check_prevalence
+from mlflow_imbalance.core.validation import check_cost, check_costs, check_prevalence
 from mlflow_imbalance.report.model import (
     ReportOptions,
 )
 
 logger = logging.getLogger(__name__)
+
+#: The counts name every entry point logs under by default (``imbalance/test/``).
+DEFAULT_NAME = "test"
 
 #: Primary metrics the verdict can rank by when no costs are given (key -> label).
 PRIMARY_METRICS: dict[str, str] = {
@@ -24,6 +28,53 @@ PRIMARY_METRICS: dict[str, str] = {
     "max_f1": "max-F1",
     "roc_auc": "ROC-AUC",
 }
+
+
+def resolve_costs(
+    costs: Any, cost_fp: Any = None, cost_fn: Any = None, *, stacklevel: int = 3
+) -> tuple[Any, Any]:
+    """``build_report``'s ``costs=`` and its deprecated ``cost_fp=`` / ``cost_fn=`` → one pair.
+
+    ``costs`` is spelled as in :func:`~mlflow_imbalance.log_scores`: None, ``(cost_fp,
+    cost_fn)`` or ``{"fp": .., "fn": ..}`` (checked by
+    :func:`~mlflow_imbalance.core.validation.check_costs`). The old keywords still work, with a
+    :class:`FutureWarning` naming the new spelling (scikit-learn's convention for deprecations
+    users must see); a cost left out of the old pair stays None (it defaults to 1 when the
+    other is given, as before).
+
+    Args:
+        costs: the new argument.
+        cost_fp: deprecated: cost of one false positive.
+        cost_fn: deprecated: cost of one false negative.
+        stacklevel: passed to :func:`warnings.warn` (the user's call of ``build_report``).
+
+    Returns:
+        ``(cost_fp, cost_fn)``, each None when not given (checked again by :func:`_options`).
+
+    Raises:
+        ValueError: ``costs`` together with ``cost_fp`` / ``cost_fn``, or invalid ``costs``.
+    """
+    old = {
+        k: getattr(v, "item", lambda v=v: v)()  # numpy scalars shown as plain numbers
+        for k, v in (("cost_fp", cost_fp), ("cost_fn", cost_fn))
+        if v is not None
+    }
+    if old:
+        given = ", ".join(f"{k}={v!r}" for k, v in old.items())
+        if costs is not None:
+            raise ValueError(
+                f"give the costs once: costs={costs!r} or the deprecated {given}, not both"
+            )
+        spelled = {"fp": old.get("cost_fp", 1), "fn": old.get("cost_fn", 1)}
+        warnings.warn(
+            f"build_report({given}) is deprecated and will be removed in a future release; "
+            f"pass costs={spelled!r} (the spelling of log_scores) instead",
+            FutureWarning,
+            stacklevel=stacklevel,
+        )
+        return cost_fp, cost_fn
+    pair = check_costs(costs, "costs")
+    return (None, None) if pair is None else pair
 
 
 def _options(
