@@ -53,14 +53,15 @@ def _require_class_sizes(counts: Any, minimum: int, what: str) -> None:
     """Raise :class:`InsufficientDataError` unless each class has ``minimum`` examples.
 
     The message names the class that is short and the run's counts, e.g. ``"1 negative (of
-    3 positives and 1 negative): a DeLong variance needs at least 2"``.
+    3 positives and 1 negative): DeLong's variance needs at least 2 positives and 2
+    negatives"``.
     """
     for n, word in ((counts.n_neg, "negative"), (counts.n_pos, "positive")):
         if float(n) < minimum:
             v = _count(n)
             raise InsufficientDataError(
                 f"{v} {word}{'' if v == 1 else 's'} (of {_class_counts(counts)}): {what} needs "
-                f"at least {minimum}"
+                f"at least {minimum} positives and {minimum} negatives"
             )
 
 
@@ -109,7 +110,7 @@ def _check_counts(
     """Validate successes ``k`` of ``n`` trials (broadcastable); errors name the argument.
 
     ``integer=True`` also requires whole numbers (the binomial intervals are defined for
-    integer counts only).
+    integer counts only); fractional (weighted) counts raise :class:`InsufficientDataError`.
     """
     k_arr = np.asarray(k, dtype=np.float64)
     n_arr = np.asarray(n, dtype=np.float64)
@@ -125,7 +126,7 @@ def _check_counts(
         for arr, name in ((k_arr, k_name), (n_arr, n_name)):
             frac = arr != np.floor(arr)
             if np.any(frac):
-                raise ValueError(
+                raise InsufficientDataError(
                     f"{name} must be a whole number (binomial counts), got "
                     f"{name}={_first_bad(arr, frac)!r}; weighted counts have no binomial "
                     "interval (the logging hook reports point estimates for them)"

@@ -85,12 +85,14 @@ def _check_bootstrappable(c: RocCounts) -> None:
 def default_fpr_grid(n_neg: float) -> np.ndarray:
     """The ROC band's default FPR grid: 100 log-spaced FPRs from ``max(1e-6, 1/n_neg)`` to 1.
 
+    (``1/n_neg`` capped at 1, for weighted counts whose negatives weigh less than one.)
+
     Strictly increasing by construction: with a single negative (``1/n_neg = 1``) it is the one
     point ``[1.0]``, where TPR is 1 by definition, so the ROC band there says nothing about
     lower FPRs and the PR band mapped from it spans every precision the data cannot exclude
     (:func:`~mlflow_imbalance.stats.bands.pr_band_from_roc`): an honest "not known".
     """
-    lo = max(1e-6, 1.0 / float(n_neg))
+    lo = min(max(1e-6, 1.0 / float(n_neg)), 1.0)  # weighted: n_neg may be below 1
     return np.unique(np.logspace(math.log10(lo), 0.0, 100))
 
 

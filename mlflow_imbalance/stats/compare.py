@@ -219,7 +219,8 @@ def delong_components(y_true: Any, scores: Any) -> tuple[np.ndarray, np.ndarray,
         few, word = (n, "negative") if n < 2 else (m, "positive")
         raise InsufficientDataError(
             f"{few} {word}{'' if few == 1 else 's'} (of {m} positive{'' if m == 1 else 's'} and "
-            f"{n} negative{'' if n == 1 else 's'}): DeLong's variance needs at least 2"
+            f"{n} negative{'' if n == 1 else 's'}): DeLong's variance needs at least 2 positives "
+            "and 2 negatives"
         )
     v10 = np.empty((s.shape[0], m))
     v01 = np.empty((s.shape[0], n))
