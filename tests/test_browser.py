@@ -17,6 +17,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import sys
 import time
 import urllib.parse
 from pathlib import Path
@@ -292,7 +293,7 @@ def report_file(tmp_path_factory) -> tuple[Path, dict]:
     y, runs = _scores()
     counts = {k: mi.RocCounts.from_scores(y, s) for k, s in runs.items()}
     rep = mi.build_report(
-        counts, prevalences=[1e-3, 1e-2], cost_fp=1, cost_fn=200, n_bootstrap=60,
+        counts, prevalences=[1e-3, 1e-2], costs={"fp": 1, "fn": 200}, n_bootstrap=60,
         title="browser test", progress=False,
     )  # fmt: skip
     path = rep.save(tmp_path_factory.mktemp("report") / "report.html")
@@ -473,8 +474,9 @@ def test_live_bounds_bracket_the_point_by_its_integer_counts(tmp_path: Path) -> 
     c = mi.RocCounts.from_scores(y, s)
     lim = candidate_limits(c)
     rep = mi.build_report(
-        {"grid": c}, prevalences=[1e-3], cost_fp=1, cost_fn=200, n_bootstrap=0, progress=False
-    )
+        {"grid": c}, prevalences=[1e-3], costs={"fp": 1, "fn": 200}, n_bootstrap=0,
+        prevalence_range=(1e-5, 0.5), progress=False,
+    )  # the sweep below stays inside the control's range (outside it the control clamps)
     path = rep.save(tmp_path / "report.html")
     etas = np.geomspace(1e-5, 0.5, 60)
     with Chromium(tmp_path, width=1000, height=900) as page:
@@ -613,3 +615,90 @@ def test_live_verdict_says_when_the_winner_is_not_shown_to_beat_chance(tmp_path:
             assert v.chance == "interval"
             sentence = v.text[v.text.index(expect) :].split(" Runner-up")[0]
             assert sentence in live, (sentence, live)
+
+
+#: Visible words (tokens with a letter) before the first chart: a reviewer reads them in a minute.
+WORDS_BEFORE_FIRST_CHART = r"""(() => {
+  const first = document.querySelector('.vega');
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const words = [];
+  while (walker.nextNode()) {
+    const n = walker.currentNode;
+    if (first.compareDocumentPosition(n) & Node.DOCUMENT_POSITION_FOLLOWING) break;
+    const el = n.parentElement;
+    if (!el || el.closest('script,style') || !el.checkVisibility({checkVisibilityCSS: true})) {
+      continue;
+    }
+    words.push(...n.textContent.split(/\s+/).filter(w => /\p{L}/u.test(w)));
+  }
+  return words;
+})()"""
+
+
+def test_quick_start_report_reads_in_a_minute_and_agrees_with_its_verdict(tmp_path: Path) -> None:
+    """The README's quick start, run as a user runs it: its report has at most 150 words before
+    the first chart (visible text; collapsed details do not count), and no callout contradicts
+    the verdict -- the decision criterion (expected cost, computed here from each run's counts
+    independently of the report: the minimum over the ROC points of (1-η)·C_FP·FPR +
+    η·C_FN·(1-TPR), Maxion & Roberts §5) names the same winner at the test prevalence and at every
+    chosen η, so the page may not warn that the winner depends on the prevalence. The
+    prevalence control refuses text that is no prevalence and clamps one outside its range,
+    saying so. Screenshots at 1400 and 800 px are kept with the test artifacts."""
+    root = Path(__file__).parent.parent
+    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}"}
+    res = subprocess.run(
+        [sys.executable, str(root / "examples" / "quickstart.py")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    path = tmp_path / "report.html"
+    html = path.read_text(encoding="utf-8")
+    import mlflow
+
+    mlflow.set_tracking_uri(env["MLFLOW_TRACKING_URI"])
+    exp = ["mlflow-imbalance-quickstart"]
+    runs = mlflow.search_runs(experiment_names=exp, output_format="list")
+    winners = {}
+    for eta in (1e-4, 1e-3, None):
+        cost = {}
+        for r in runs:
+            c = mi.load_counts(r.info.run_id)
+            e = c.prevalence if eta is None else eta
+            t = np.r_[0.0, c.tp / c.n_pos]
+            f = np.r_[0.0, c.fp / c.n_neg]
+            cost[r.info.run_name] = float(np.min((1 - e) * f + e * 100 * (1 - t)))
+        winners[eta] = min(cost, key=cost.get)
+    assert len(set(winners.values())) == 1, winners  # the quick start's one answer
+    assert "depends on the prevalence" not in html and "may depend" not in html
+    assert "Same winner at every η asked:" in html
+    with Chromium(tmp_path, width=1400, height=1000) as page:
+        page.open(path)
+        words = page.eval(WORDS_BEFORE_FIRST_CHART)
+        assert len(words) <= 150, (len(words), " ".join(words))
+        shots = {1400: page.screenshot(full=True)}
+
+        def typed(value: str, event: str = "change") -> dict:
+            return json.loads(page.eval(
+                f"(() => {{ const b = document.getElementById('prevalence'); b.value = '{value}';"
+                f" b.dispatchEvent(new Event('{event}', {{bubbles: true}}));"
+                " return JSON.stringify({box: b.value, invalid: b.getAttribute('aria-invalid'),"
+                " error: document.getElementById('live-error').textContent,"
+                " eta: Number(document.getElementById('verdict-live').dataset.prevalence)}); })()"
+            ))  # fmt: skip
+
+        hi = float(page.eval("document.getElementById('prevalence').dataset.max"))
+        bad = typed("abc")
+        assert bad["invalid"] == "true" and "is not a prevalence" in bad["error"], bad
+        clamped = typed("0.6")
+        assert clamped["eta"] == hi and clamped["box"] == str(hi), clamped
+        assert "outside this report's range" in clamped["error"] and clamped["invalid"] is None
+        fine = typed("1e-3")
+        assert fine["eta"] == 1e-3 and fine["error"] == "", fine
+        assert not page.errors(), page.errors()[:2]
+    with Chromium(tmp_path, width=800, height=1000) as page:
+        page.open(path)
+        shots[800] = page.screenshot(full=True)
+        assert page.eval("document.documentElement.scrollWidth") <= 800
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for w, png in shots.items():
+        (ARTIFACTS / f"quickstart-report-{w}.png").write_bytes(png)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 import mlflow_imbalance as mi
 from mlflow_imbalance import metrics
 from mlflow_imbalance.report import RunData, build_report, strip_timestamp
-from mlflow_imbalance.report.render import _fmt, _fmt_eta
+from mlflow_imbalance.report.render import _environment, _fmt, _fmt_eta
 
 XSS_NAME = "<script>alert(1)</script>\"q'uote"
 XSS_TAG = '"><img src=x onerror=alert(2)>'
@@ -234,7 +235,7 @@ def test_an_operating_point_that_flags_every_case_is_not_ranked_on_precision_and
     cost = (1 - eta) * fpr + eta * 100 * (1 - tpr)
     assert np.argmin(cost) == cost.size - 1 and (tpr[-1], fpr[-1]) == (1.0, 1.0)  # flag all
     counts = {k: mi.RocCounts.from_scores(y, s) for k, s in scores.items()}
-    rep = build_report(counts, cost_fp=1, cost_fn=100, n_bootstrap=60, progress=False)
+    rep = build_report(counts, costs={"fp": 1, "fn": 100}, n_bootstrap=60, progress=False)
     (table,) = [t for t in rep.context["tables"] if t["kind"] == "test"]
     keys = [c["key"] for c in table["columns"]]
     rows = {r["name"]: dict(zip(keys, r["cells"], strict=True)) for r in table["rows"]}
@@ -310,6 +311,16 @@ def test_ties_follow_the_intervals_and_a_column_of_ties_names_no_best():
     assert (repr(1e-4), "precision") in no_winner
 
 
+def _two_bin_cost(top_pos, top_neg, eta, c_fn, n_pos=1000, n_neg=1_000_000):
+    """Expected cost per case of a two-bin run at its best operating point, in closed form.
+
+    Maxion & Roberts §5 / Brabec et al. eq. 8: cost = (1 - η)·C_FP·FPR + η·C_FN·(1 - TPR),
+    minimised over the three points the run can reach (flag nothing, the top bin, everything).
+    """
+    points = [(0.0, 0.0), (top_pos / n_pos, top_neg / n_neg), (1.0, 1.0)]
+    return min((1 - eta) * f + eta * c_fn * (1 - t) for t, f in points)
+
+
 def test_flip_warning_present_for_flipping_pair():
     a = two_bin(900, 1000)  # high recall, LR 900
     b = two_bin(500, 100)  # low recall, LR 5000: wins at small prevalence
@@ -318,17 +329,105 @@ def test_flip_warning_present_for_flipping_pair():
     assert flips, "the reference pair must flip"
     assert {f["metric"] for f in flips} >= {"AP"}
     ap = next(f for f in flips if f["metric"] == "AP")
-    assert ap["low_winner"] == "B" and ap["high_winner"] == "A"
+    assert ap["low_winner"] == "B"
     eta = ap["eta_value"]
     da = metrics.average_precision(a, eta / 2) - metrics.average_precision(b, eta / 2)
     db = metrics.average_precision(a, eta * 2) - metrics.average_precision(b, eta * 2)
     assert da < 0 < db  # independent check of the sign change around eta*
+    # AP is the criterion here (no costs): its winner changes between the test prevalence
+    # (1e-3: A) and 1e-4 (B), untested without a bootstrap
+    (row,) = [f for f in rep.context["decision_flips"] if f["changes"]]
+    assert (row["low_winner"], row["high_winner"], row["changes"]) == ("B", "A", "η = 1e-4")
+    assert row["significant"] is None
+    assert abs(math.log(row["eta_value"] / eta)) < 1e-6  # the same crossing as the AP flip
     html = rep.html
-    # no bootstrap: the flip is not tested, so the callout may not claim "0 significant"
-    assert "The winner may depend on the prevalence." in html
-    assert "(not tested for significance)" in html and "0 significant" not in html
-    assert 'class="flip"' in html
-    assert ap["changes_winner_at"] == ["1e-4"]  # B wins at 1e-4, A at the test prevalence
+    assert "The decision may depend on the prevalence." in html
+    assert "(not tested)" in html
+
+
+def test_only_another_metric_flips_the_decision_banner_stays_quiet():
+    """Done-when (a) of issue 29: AP flips between the test prevalence (1e-3) and η = 1e-4,
+    but the decision criterion (expected cost, C_FN = 100) picks A at both -- computed here in
+    closed form. No banner may say the winner depends on η, no row 'changes the verdict', and
+    the AP flip appears once, in the collapsed line counted in run pairs."""
+    a, b = two_bin(900, 1000), two_bin(500, 100)
+    for eta in (1e-3, 1e-4):
+        assert _two_bin_cost(900, 1000, eta, 100) < _two_bin_cost(500, 100, eta, 100)
+    assert metrics.average_precision(b, 1e-4) > metrics.average_precision(a, 1e-4)
+    rep = build_report(
+        {"A": a, "B": b}, prevalences=[1e-4], costs={"fp": 1, "fn": 100}, n_bootstrap=200
+    )
+    ctx, html = rep.context, rep.html
+    assert [v.run for v in rep.verdict] == ["A"]
+    assert not any(f["changes"] for f in ctx["decision_flips"])
+    assert "depends on the prevalence" not in html and "may depend" not in html
+    assert 'class="badge danger">η' not in html and 'class="badge warn">η' not in html
+    note = ctx["warnings"][0]
+    assert note["level"] == "ok" and note["text"].startswith("A, by expected cost")
+    summary = ctx["other_flips"]["text"]
+    assert summary.startswith("AP") and " 1 run pair " in summary
+    assert "the decision uses expected cost" in html
+    # the cost winner does change, far below both prevalences: where the closed form says
+    (row,) = ctx["decision_flips"]
+    star = row["eta_value"]
+    assert _two_bin_cost(500, 100, star / 1.01, 100) < _two_bin_cost(900, 1000, star / 1.01, 100)
+    assert _two_bin_cost(500, 100, star * 1.01, 100) > _two_bin_cost(900, 1000, star * 1.01, 100)
+
+
+def test_the_cost_winner_flips_between_the_test_and_deployment_prevalence():
+    """Done-when (b) of issue 29: with C_FN = 10 the cost winner is A at the test prevalence
+    (1e-3) and B at η = 1e-4 (closed form). The banner says the decision depends on η, the
+    row changes the verdict at 1e-4, and its significance is the verdict's own test of B
+    against A (A is the verdict's runner-up)."""
+    a, b = two_bin(900, 1000), two_bin(500, 100)
+    assert _two_bin_cost(900, 1000, 1e-3, 10) < _two_bin_cost(500, 100, 1e-3, 10)
+    assert _two_bin_cost(500, 100, 1e-4, 10) < _two_bin_cost(900, 1000, 1e-4, 10)
+    rep = build_report(
+        {"A": a, "B": b}, prevalences=[1e-4], costs={"fp": 1, "fn": 10}, n_bootstrap=200
+    )
+    (v,) = rep.verdict
+    assert (v.run, v.runner_up) == ("B", "A")
+    (row,) = [f for f in rep.context["decision_flips"] if f["changes"]]
+    assert (row["low_winner"], row["high_winner"], row["changes"]) == ("B", "A", "η = 1e-4")
+    assert 1e-4 < row["eta_value"] < 1e-3
+    assert row["significant"] == v.significant
+    note = rep.context["warnings"][0]
+    title = "The decision depends on the prevalence." if v.significant else None
+    assert note["title"] == title and note["level"] == "danger"
+    assert "A is best at the test prevalence" in note["text"] and "B at η = 1e-4" in note["text"]
+    assert '<span class="badge danger">η = 1e-4</span>' in rep.html
+    # the chart marks the crossing on the criterion's own curve
+    assert any(f["metric"] == "cost" for f in rep.context["data"]["flips"])
+
+
+def test_flip_callout_follows_the_decisions_significance():
+    """The decision callout: alarming when a verdict-changing flip is significant or untested,
+    a caution when it was tested and is within noise; quiet 'same winner' otherwise."""
+    from mlflow_imbalance.report.analysis.decision import Anchor, DecisionFlip
+    from mlflow_imbalance.report.analysis.notes import decision_note
+
+    anchors = [Anchor(1e-3, "A", is_test=True), Anchor(1e-4, "B")]
+
+    def note(sig):
+        f = DecisionFlip(3e-4, "B", "A", changes_at=[1e-4], significant=sig)
+        return decision_note([f], anchors, "AP", {}, str, str)
+
+    assert note(True)["level"] == "danger" and "depends" in note(True)["title"]
+    assert note(None)["level"] == "danger" and "may depend" in note(None)["title"]
+    w = note(False)
+    assert w["level"] == "warning" and "does not carry over" not in w["text"]
+    same = decision_note([], [Anchor(1e-3, "A", True), Anchor(1e-4, "A")], "AP", {}, str, str)
+    assert same["level"] == "ok"
+    # the flips table's "changes the verdict" badge: amber for a flip within noise
+    for sig, cls in ((True, "danger"), (None, "danger"), (False, "warn")):
+        row = {"eta": "3e-4", "low_winner": "B", "high_winner": "A", "changes": "η = 1e-4",
+               "significant": sig, "significance": ""}  # fmt: skip
+        html = _environment().get_template("_flips.html.j2").render(
+            decision_flips=[row], other_flips={"text": ""}, lead=["A", "B"], n_runs=2,
+            criterion_label="AP", prevalence_range="1e-5 – 0.5", roc_contradictions=[],
+            confidence="95%", criterion_key="ap",
+        )  # fmt: skip
+        assert f'<span class="badge {cls}">η = 1e-4</span>' in html, html
 
 
 def test_unpaired_flip_test_uses_count_bootstrap_replicates():
@@ -345,44 +444,9 @@ def test_unpaired_flip_test_uses_count_bootstrap_replicates():
     assert f"unpaired bootstrap (conservative), {FLIP_BOOTSTRAP} replicates" in ap["significance"]
     assert "count-bootstrap replicates" in ap["significance"]
     assert ap["significant"]
-    assert "The winner depends on the prevalence." in rep.html  # a significant flip alarms
-    assert ap["changes_winner_at"] and '<span class="badge danger">at η = 1e-4' in rep.html
-
-
-def test_flip_callout_follows_the_flips_significance():
-    """The callout for flips between the test and chosen prevalences: alarming when one is
-    significant or untested, a caution when every one was tested and none is significant."""
-    from mlflow_imbalance.report.analysis.context import _major_flip_warning
-
-    def flips(*sig):
-        return [{"significant": s} for s in sig]
-
-    w = _major_flip_warning(flips(True, False, None), 0.95)
-    assert w["level"] == "danger" and "(1 significant at 95%)" in w["text"]
-    w = _major_flip_warning(flips(None, False), 0.95)
-    assert w["level"] == "danger" and "may depend" in w["title"]
-    assert "1 not tested" in w["text"] and "none of the 1 tested" in w["text"]
-    w = _major_flip_warning(flips(False, False), 0.95)
-    assert w["level"] == "warning" and "none significant at 95%" in w["text"]
-    assert "does not carry over" not in w["text"]
-    # the table's "changes the verdict" badge: amber for a flip within noise
-    from mlflow_imbalance.report.render import _environment
-
-    row = _environment().get_template("_flip_row.html.j2")
-    base = {
-        "a": "A",
-        "b": "B",
-        "major": True,
-        "changes_winner_at": ["1e-4"],
-        "metric": "AP",
-        "eta": "1e-3",
-        "eta_ci": "",
-        "low_winner": "A",
-        "significance": "",
-    }
-    for sig, cls in ((True, "danger"), (None, "danger"), (False, "warn")):
-        html = row.render(f={**base, "significant": sig})
-        assert f'<span class="badge {cls}">at η = 1e-4</span>' in html, html
+    # AP is the criterion (no costs): the verdict-changing AP crossing alarms
+    assert "The decision depends on the prevalence." in rep.html
+    assert '<span class="badge danger">η = 1e-4</span>' in rep.html
 
 
 def test_no_flip_for_dominating_pair():
@@ -391,7 +455,7 @@ def test_no_flip_for_dominating_pair():
     rep = build_report({"A": a, "B": b}, prevalences=[1e-4, 1e-2], n_bootstrap=0)
     assert rep.context["flips"] == []
     assert 'class="flip' not in rep.html
-    assert "No pair of runs swaps order" in rep.html
+    assert "The best run by AP is the same everywhere" in rep.html
 
 
 def test_skipped_runs_and_npz_files_without_mlflow(tmp_path, runs):
@@ -792,7 +856,7 @@ def test_options_validated_once_at_the_boundary(monkeypatch):
         "a": mi.RocCounts.from_scores(y, rng.normal(size=y.size) + y),
         "b": mi.RocCounts.from_scores(y, rng.normal(size=y.size) + 1.5 * y),
     }
-    build_report(runs, prevalences=[1e-3, 1e-2], cost_fn=50, n_bootstrap=0)
+    build_report(runs, prevalences=[1e-3, 1e-2], costs={"fp": 1, "fn": 50}, n_bootstrap=0)
     # the boundary: prevalences, cost_fp, cost_fn
     assert spy.checked <= 4, spy.checked
     # and the pipeline below did call the (now skipped) checks many times
@@ -829,7 +893,8 @@ def test_verdict_is_the_lowest_expected_cost_and_is_data():
     y, scores = _cost_runs()
     counts = {k: mi.RocCounts.from_scores(y, s) for k, s in scores.items()}
     rep = build_report(
-        counts, prevalences=[1e-4, 1e-2], cost_fp=1, cost_fn=300, n_bootstrap=200, progress=False
+        counts, prevalences=[1e-4, 1e-2], costs={"fp": 1, "fn": 300}, n_bootstrap=200,
+        progress=False,
     )
     assert [v.prevalence for v in rep.verdict] == [1e-4, 1e-2]
     for v in rep.verdict:
@@ -968,14 +1033,14 @@ def test_defaults_from_the_runs_and_cli_prints_the_verdict(tracking_uri, tmp_pat
     html = out.read_text(encoding="utf-8")
     assert "the union of the prevalences logged with the runs" in html
     assert "(not given: logged with the runs)" in html
-    assert "Verdict (prevalences logged with the runs) (costs logged with the runs):" in res.output
+    assert "Verdict (prevalences and costs logged with the runs):" in res.output
     for eta, label in ((1e-4, "1e-4"), (1e-3, "0.001")):
         ref = {k: _sk_min_cost(y, s, eta, 1, 300)[0] for k, s in scores.items()}
         line = next(x for x in res.output.splitlines() if f"At η = {label}:" in x)
         assert f"ship {min(ref, key=ref.get)} at" in line
     # explicit options win over what the runs logged
     rep = build_report(
-        mlflow.search_runs(output_format="list"), prevalences=[0.02], cost_fp=2, cost_fn=5,
+        mlflow.search_runs(output_format="list"), prevalences=[0.02], costs={"fp": 2, "fn": 5},
         n_bootstrap=0, progress=False,
     )  # fmt: skip
     assert [v.prevalence for v in rep.verdict] == [0.02]

@@ -201,7 +201,7 @@ def report(tmp_path_factory) -> tuple[Path, np.ndarray, dict[str, np.ndarray]]:
     y, runs = _scores()
     counts = {k: mi.RocCounts.from_scores(y, s) for k, s in runs.items()}
     rep = mi.build_report(
-        counts, prevalences=[1e-3, 1e-2], cost_fp=COST_FP, cost_fn=COST_FN, n_bootstrap=60,
+        counts, prevalences=[1e-3, 1e-2], costs={"fp": COST_FP, "fn": COST_FN}, n_bootstrap=60,
         title="interactive test", progress=False,
     )  # fmt: skip
     return rep.save(tmp_path_factory.mktemp("interactive") / "report.html"), y, runs
@@ -272,9 +272,20 @@ def test_keyboard_check_boxes_hide_runs_in_step_with_the_legends(report, tmp_pat
     assert not errors, errors[:3]
 
 
+def _cost_leaders(y, runs, eta: float, k: int = 2) -> set[str]:
+    """The ``k`` runs of lowest expected cost at ``eta`` (scikit-learn's ROC points)."""
+    from sklearn.metrics import roc_curve
+
+    cost = {}
+    for n, s in runs.items():
+        fpr, tpr, _ = roc_curve(y, s)
+        cost[n] = float(np.min((1 - eta) * COST_FP * fpr + eta * COST_FN * (1 - tpr)))
+    return set(sorted(cost, key=cost.get)[:k])
+
+
 @pytest.mark.parametrize("width", [1000, 1400])
 def test_legend_click_hides_the_run_in_every_chart(report, tmp_path: Path, width: int) -> None:
-    path, _, runs = report
+    path, y, runs = report
     names = list(runs)
     with Chromium(tmp_path, width=width, height=900) as page:
         page.open(path)
@@ -286,6 +297,17 @@ def test_legend_click_hides_the_run_in_every_chart(report, tmp_path: Path, width
             assert st["lines"] == {n: 1 for n in names}, (c, st["lines"])
             assert all(e["opacity"] == 1 for e in st["entries"].values())
         assert before["chart-pr"]["ops"] == {n: 1 for n in names}
+        # at first only the first verdict's winner and runner-up carry bands: the two runs of
+        # lowest expected cost at η = 1e-3, computed here with scikit-learn's roc_curve
+        first = {n for n, o in before["chart-pr"]["bands"].items() if o > 0}
+        assert first == _cost_leaders(y, runs, 1e-3), first
+        page.eval(
+            "(() => { const s = document.querySelector('select.bands'); s.value = 'all'; "
+            "s.dispatchEvent(new Event('change')); })()"
+        )
+        page.wait("mlflowImbalance.nobands().length === 0")
+        time.sleep(0.3)
+        before = {c: _state(page, c) for c in CHARTS}
         assert set(before["chart-pr"]["bands"]) == set(names)
         assert all(0 < v < 1 for v in before["chart-pr"]["bands"].values())
         for chart, run, part in CLICKS:
@@ -468,6 +490,8 @@ def test_report_without_costs_sets_max_f1_beside_the_roc_chart(tmp_path: Path) -
     and the "Curves" section the ROC chart beside max-F1 against η (not the ROC chart alone on
     half the width): both drawn, side by side, and the max-F1 curve's points equal
     scikit-learn's max-F1 with the negatives reweighted to that η (3 significant digits)."""
+    from sklearn.metrics import average_precision_score
+
     y, runs = _scores()
     counts = {k: mi.RocCounts.from_scores(y, s) for k, s in runs.items()}
     rep = mi.build_report(counts, prevalences=[1e-3], n_bootstrap=60, progress=False)
@@ -498,9 +522,12 @@ def test_report_without_costs_sets_max_f1_beside_the_roc_chart(tmp_path: Path) -
     roc, mf1 = layout["chart-roc"], layout["chart-sweep-max_f1"]
     assert roc[0] == mf1[0] == "charts" and roc[1] == mf1[1] and roc[2] < mf1[2], layout
     assert all(v[3] > 10 for v in layout.values()), layout
-    # three runs: every band is drawn, and the bands control offers all or none
-    assert selects == [["all", ["all", "none"]]] * 2, selects
-    assert all(b == set(runs) for b in bands.values()), bands
+    # three runs: the bands of the best two by AP at 1e-3 (scikit-learn, negatives
+    # reweighted), and the bands control offers all, those two, or none
+    w = np.where(y, 1.0, (1 - 1e-3) / 1e-3 * y.sum() / (~y).sum())
+    ap = {k: average_precision_score(y, s, sample_weight=w) for k, s in runs.items()}
+    assert selects == [["lead", ["all", "lead", "none"]]] * 2, selects
+    assert all(b == set(sorted(ap, key=ap.get)[-2:]) for b in bands.values()), bands
     for run, s in runs.items():
         mine = [r for r in rows if r["run"] == run]
         assert len(mine) > 20, run
@@ -515,7 +542,7 @@ def _bands_drawn(page: Chromium, charts: tuple[str, ...]) -> dict[str, set[str]]
 
 def test_bands_of_the_leading_runs_only_when_many_are_drawn(tmp_path: Path) -> None:
     """Overlapping bands of many runs read as one: with more than BAND_RUNS runs charted only
-    the leading ones (best AP at the chosen η first) have their bands drawn at first, and the
+    the verdict's winner and runner-up (best AP at the chosen η) have bands at first, and the
     "Bands" control of either group (kept in step) shows every run's bands or none. Lines
     are untouched. With no more runs than that, every band shows and there is no such option."""
     from sklearn.metrics import average_precision_score

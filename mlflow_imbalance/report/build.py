@@ -118,7 +118,7 @@ def build_report(
     fp, fn = resolve_costs(costs, cost_fp, cost_fn)
     opts = _options(
         prevalences, prevalence_range, DEFAULT_NAME if name is None else name, fp, fn,
-        confidence, n_bootstrap, seed, title, primary_metric,
+        confidence, n_bootstrap, seed, title, primary_metric, costs_checked=costs is not None,
     )  # fmt: skip
     notify = progress_callback(progress)
     try:

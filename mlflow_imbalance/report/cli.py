@@ -478,11 +478,15 @@ def _report_progress(quiet: bool) -> Any:
 def print_verdict(result: Any) -> None:
     """Print the report's verdict (one paragraph per chosen prevalence) on stdout."""
     ctx = result.context
-    head = "Verdict"
-    if ctx.get("prevalences_source") == "runs":
-        head += " (prevalences logged with the runs)"
-    if str(ctx.get("costs_source", "")).startswith("runs"):
-        head += " (costs logged with the runs)"
+    logged = [
+        what
+        for what, yes in (
+            ("prevalences", ctx.get("prevalences_source") == "runs"),
+            ("costs", str(ctx.get("costs_source", "")).startswith("runs")),
+        )
+        if yes
+    ]
+    head = f"Verdict ({' and '.join(logged)} logged with the runs)" if logged else "Verdict"
     click.echo(f"\n{head}:")
     for v in result.verdict:
         click.echo(f"  {terminal_safe(v.text)}")

@@ -88,6 +88,7 @@ def _options(
     seed: int,
     title: str | None,
     primary_metric: str = "ap",
+    costs_checked: bool = False,
 ) -> ReportOptions:
     """Check every option of :func:`~mlflow_imbalance.report.build.build_report` once.
 
@@ -133,8 +134,9 @@ def _options(
     for arg, v in (("cost_fp", cost_fp), ("cost_fn", cost_fn)):
         if isinstance(v, (str, bytes, bool)):
             raise ValueError(f"{arg} must be a positive finite number, got {v!r}")
-    cost_fp = check_cost(cost_fp, "cost_fp")
-    cost_fn = check_cost(cost_fn, "cost_fn")
+    if not costs_checked:  # costs= was checked once already, by resolve_costs
+        cost_fp = check_cost(cost_fp, "cost_fp")
+        cost_fn = check_cost(cost_fn, "cost_fn")
     if primary_metric not in PRIMARY_METRICS:
         raise ValueError(
             f"primary_metric must be one of {sorted(PRIMARY_METRICS)}, got {primary_metric!r}"

@@ -61,6 +61,31 @@ def intervals_apart(a: Any, b: Any) -> bool:
     return alo > bhi or blo > ahi
 
 
+#: Fewest positives and fewest negatives a run needs before the report tests it against
+#: another run (verdict, ties in the tables, flips). With fewer, its bootstrap resamples are
+#: nearly all alike (one negative: every resample holds it or not), their variance says
+#: nothing, and a z-test on it can call a 4-example run "significantly better"; such a run
+#: keeps its exact values and its (wide) Bayesian intervals and is not tested.
+MIN_TEST_CLASS = 10
+
+
+def too_small_to_test(name: str, c: RocCounts) -> str:
+    """Why run ``name`` is not tested against others ("" when it can be): class sizes."""
+    if c.weighted:
+        return ""  # weighted runs are never tested; the weighted note says why
+    small = [
+        f"{int(k)} {what}{'' if k == 1 else 's'}"
+        for k, what in ((c.n_pos, "positive"), (c.n_neg, "negative"))
+        if k < MIN_TEST_CLASS
+    ]
+    if not small:
+        return ""
+    return (
+        f"{name} has only {' and '.join(small)}; a test needs at least {MIN_TEST_CLASS} of each "
+        "class"
+    )
+
+
 class _Timer:
     def __init__(self, timings: dict[str, float], cpu: dict[str, float] | None = None) -> None:
         self.timings = timings

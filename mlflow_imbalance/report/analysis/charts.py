@@ -41,9 +41,10 @@ logger = logging.getLogger(__name__)
 DRAW_POINTS = 250
 #: Runs drawn in the charts and listed first in the tables (the rest one click away).
 MAX_LEAD = 10
-#: Runs whose bands are drawn at first when more are charted (the best by the criterion at
-#: the chosen prevalences, round-robin); the page's "Bands" control shows all or none.
-BAND_RUNS = 3
+#: Runs whose bands are drawn at first when more are charted: the first verdict's winner and
+#: runner-up (:func:`~mlflow_imbalance.report.analysis.views.band_runs`); the page's "Bands"
+#: control shows all, those two, or none. Overlapping bands of more runs read as one slab.
+BAND_RUNS = 2
 #: Recall grid of the PR bands embedded in the page.
 PR_BAND_RECALL = np.linspace(0.01, 1.0, 100)
 _SCHEMA = "https://vega.github.io/schema/vega-lite/v6.json"
@@ -223,7 +224,7 @@ _RUN_TOOLTIP = {
 # because it fades the legend entries that are *not* clicked and is local to one chart.
 _HIDDEN = "indexof(hidden, datum.run) >= 0"
 # ``nobands``: the runs whose bands the reader turned off (the "Bands" control; by default the
-# bands of all but BAND_RUNS leading runs when more are drawn: overlapping bands read as one).
+# bands of all but the BAND_RUNS leading runs when more are drawn: overlapping bands read as one).
 _PARAMS = [{"name": "hidden", "value": []}, {"name": "nobands", "value": []}]
 _OPACITY = {"condition": {"test": _HIDDEN, "value": 0.05}, "value": 1}
 _BAND_OPACITY = {

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from mlflow_imbalance.report.analysis import views
-from mlflow_imbalance.report.analysis._common import _Timer
+from mlflow_imbalance.report.analysis._common import _Timer, too_small_to_test
 from mlflow_imbalance.report.analysis.charts import MAX_LEAD, payload, specs, swatches
 from mlflow_imbalance.report.analysis.decision import Anchor, decision_flips, winner_map
 from mlflow_imbalance.report.analysis.flips import (
@@ -103,21 +103,30 @@ def build_context(
     links: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Compute everything the report shows and shape it for the templates."""
-    fr = _frame(runs, opts, formatters)
     timer = _Timer(timings, cpu_timings)
     notify = progress or (lambda *_: None)
+    failed: list[dict[str, str]] = []  # per-run failures of a stage: the run is judged alone
     with timer.stage("metrics"):
-        point = _point_stage(fr, notify)
+        point, dropped = _point_stage(_frame(runs, opts, formatters), notify, failed)
+    if dropped:  # a run without exact metrics cannot be shown: it joins the skipped runs
+        skipped = [*skipped, *dropped]
+        runs = [r for r in runs if r.name in point]
+        if not runs:
+            raise ValueError("no run could be analysed: " + "; ".join(d.reason for d in dropped))
+    fr = _frame(runs, opts, formatters)
     # the leading runs (drawn, compared pairwise) from the exact criterion values: the
     # bootstrap resamples the band grid for those runs only
     v_orders = criterion_orders(fr.counts, fr.v_etas, opts)
     lead = _leading(fr.names, v_orders)
     with timer.stage("bootstrap"):
-        unc = _uncertainty_stage(fr, point, lead, seed_for, notify)
+        unc = _uncertainty_stage(fr, point, lead, seed_for, notify, failed)
     with timer.stage("verdict"):
         verdicts, orders = _verdict_stage(fr, point, lead, v_orders, unc, seed_for, notify)
     with timer.stage("ranking"):
-        flips = _flip_stage(fr, point, lead, verdicts, unc, seed_for, progress)
+        flips = _isolated(
+            "ranking flips", "all runs", failed, _NO_FLIPS,
+            _flip_stage, fr, point, lead, verdicts, unc, seed_for, progress,
+        )  # fmt: skip
     with timer.stage("charts"):
         charts = _chart_stage(fr, point, lead, v_orders, verdicts, unc, flips, links, notify)
     with timer.stage("tables"):
@@ -128,6 +137,7 @@ def build_context(
     adequacy = _adequacy_rows(fr.runs, point, fr.chosen, fr.feta, fr.fmt, fr.fint)
     notes = [
         *([flips["note"]] if flips["note"] else []),
+        *_small_and_failed_notes(fr.runs, failed),
         *data_notes(
             fr.runs,
             skipped,
@@ -170,41 +180,106 @@ def _frame(runs: Sequence[Any], opts: Any, formatters: Mapping[str, Callable]) -
     )  # fmt: skip
 
 
-def _point_stage(fr: _Frame, notify: Callable) -> dict[str, dict[str, Any]]:
-    """Exact metrics per run at its test prevalence and the chosen ones (:func:`run_point`)."""
+def _point_stage(
+    fr: _Frame, notify: Callable, failed: list[dict[str, str]]
+) -> tuple[dict[str, dict[str, Any]], list[Any]]:
+    """Exact metrics per run at its test prevalence and the chosen ones (:func:`run_point`).
+
+    A run whose metrics fail is left out with its reason (a ``SkippedRun``); the others go on.
+    """
+    from mlflow_imbalance.report.model import SkippedRun
+
     point: dict[str, dict[str, Any]] = {}
+    dropped = []
     notify("metrics", 0, len(fr.runs))
     for i, r in enumerate(fr.runs):
         etas = np.array([fr.test_prev[r.name], *fr.chosen], dtype=float)
-        point[r.name] = run_point(r.counts, etas, fr.grid, fr.opts)
+        try:
+            point[r.name] = run_point(r.counts, etas, fr.grid, fr.opts)
+        except Exception as exc:  # one run's failure must not abort the report
+            reason = f"its metrics could not be computed ({type(exc).__name__}: {exc})"
+            logger.warning("run %r left out of the report: %s", r.name, reason, exc_info=True)
+            dropped.append(SkippedRun(r.name, reason, r.run_id))
         notify("metrics", i + 1, len(fr.runs))
-    return point
+    return point, dropped
 
 
 def _uncertainty_stage(
-    fr: _Frame, point: dict, lead: Sequence[str], seed_for: Callable, notify: Callable
+    fr: _Frame,
+    point: dict,
+    lead: Sequence[str],
+    seed_for: Callable,
+    notify: Callable,
+    failed: list[dict[str, str]],
 ) -> _Uncertainty:
-    """Intervals at the operating points, bootstrap replicates and bands, sample-size rows."""
+    """Intervals at the operating points, bootstrap replicates and bands, sample-size rows.
+
+    A run whose intervals fail keeps its exact values without intervals (and with a note); a
+    run too small to be tested (:func:`too_small_to_test`) keeps its intervals but gives no
+    replicates to the difference tests.
+    """
     unc = _Uncertainty(fr.opts, seed_for)
     notify("bootstrap", 0, len(fr.runs))
     for i, r in enumerate(fr.runs):
-        n, c, p = r.name, r.counts, point[r.name]
-        # valid although the operating point was chosen on these counts
-        sel = [
-            unc.selected_interval(n, c, t, e)
-            for t, e in zip(p["op_threshold"], p["etas"], strict=False)
-        ]
-        p["op_precision_ci"] = [
-            None if s is None or tp <= 0 else s[0] for s, tp in zip(sel, p["op_tp"], strict=True)
-        ]
-        p["op_recall_ci"] = [None if s is None else s[1] for s in sel]
-        p["boot"] = unc.bootstrap(n, c, p["etas"], fr.grid, p["sweep"], full=n in lead)
-        p["adequacy"] = [
-            unc.adequacy(c, tp, fp, eta)
-            for tp, fp, eta in zip(p["op_tp"], p["op_fp"], p["etas"], strict=True)
-        ]
+        p = point[r.name]
+        ok = _isolated("intervals", r.name, failed, False, _run_intervals, unc, r, p, fr, lead)
+        if not ok:
+            k = len(p["etas"])
+            p.update(op_precision_ci=[None] * k, op_recall_ci=[None] * k, boot={},
+                     adequacy=[None] * k)  # fmt: skip
+            unc.point_reps.pop(r.name, None)
+        elif too_small_to_test(r.name, r.counts):
+            unc.point_reps.pop(r.name, None)
         notify("bootstrap", i + 1, len(fr.runs))
     return unc
+
+
+def _run_intervals(unc: _Uncertainty, r: Any, p: dict, fr: _Frame, lead: Sequence[str]) -> bool:
+    """One run's intervals (valid although its operating point was chosen on its counts)."""
+    n, c = r.name, r.counts
+    pts = zip(p["op_threshold"], p["etas"], strict=True)
+    sel = [unc.selected_interval(n, c, t, e) for t, e in pts]
+    p["op_precision_ci"] = [
+        None if s is None or tp <= 0 else s[0] for s, tp in zip(sel, p["op_tp"], strict=True)
+    ]
+    p["op_recall_ci"] = [None if s is None else s[1] for s in sel]
+    p["boot"] = unc.bootstrap(n, c, p["etas"], fr.grid, p["sweep"], full=n in lead)
+    p["adequacy"] = [
+        unc.adequacy(c, tp, fp, eta)
+        for tp, fp, eta in zip(p["op_tp"], p["op_fp"], p["etas"], strict=True)
+    ]
+    return True
+
+
+_NO_FLIPS: dict[str, Any] = {"decision": [], "note": None, "all": [], "roc_auc": [],
+                             "others": {"text": "", "listed": [], "n_summarised": 0}}  # fmt: skip
+
+
+def _isolated(
+    stage: str, who: str, failed: list[dict[str, str]], fallback: Any, fn: Callable, *args: Any
+) -> Any:
+    """``fn(*args)``, or ``fallback`` with the failure recorded: one run cannot sink a stage."""
+    try:
+        return fn(*args)
+    except Exception as exc:  # reported in the page and the log, the report goes on
+        logger.warning("report stage %r failed for %s", stage, who, exc_info=True)
+        failed.append({"stage": stage, "who": who, "error": f"{type(exc).__name__}: {exc}"})
+        return fallback
+
+
+def _small_and_failed_notes(runs: Sequence[Any], failed: Sequence[dict[str, str]]) -> list:
+    """Callouts for runs too small to test and for stages that failed (one line each)."""
+    out = []
+    small = [too_small_to_test(r.name, r.counts) for r in runs]
+    small = [s for s in small if s]
+    if small:
+        out.append({"level": "warning", "title": "Too few cases to test:",
+                    "text": "; ".join(small) + ". Such a run has exact values and wide "
+                    "intervals, but no test against other runs."})  # fmt: skip
+    for f in failed:
+        out.append({"level": "warning", "title": f"No {f['stage']} for {f['who']}:",
+                    "text": f"{f['error']} (the rest of the report is complete)."})  # fmt: skip
+    return out
 
 
 def _verdict_stage(
@@ -254,7 +329,8 @@ def _flip_stage(
     """Does the decision depend on η (the criterion's winner map), and the other flips."""
     key, label = fr.criterion, _LABELS[fr.criterion]
     anchors = _anchors(fr, verdicts)
-    compared = list(dict.fromkeys([*lead, *(a.winner for a in anchors)]))
+    # sorted: exact ties go to the first name, as in the verdict's order
+    compared = sorted({*lead, *(a.winner for a in anchors)})
     counts, by_name = fr.counts, {r.name: r for r in fr.runs}
     rows, note = [], None
     if key != "roc_auc" and len(compared) > 1:

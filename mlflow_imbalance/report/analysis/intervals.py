@@ -16,6 +16,7 @@ from mlflow_imbalance.report.analysis._common import (
     ADEQUACY_TOLERANCE,
     FLIP_METRICS,
     _fmt_e,
+    too_small_to_test,
 )
 from mlflow_imbalance.report.analysis.paired import SharedReplicates
 from mlflow_imbalance.stats.auc import roc_auc_interval
@@ -653,6 +654,10 @@ class _Uncertainty:
                 continue
             if ra.counts.weighted or rb.counts.weighted:
                 each({"significant": None, "text": "Not tested: weighted counts."})
+                continue
+            small = too_small_to_test(a, ra.counts) or too_small_to_test(b, rb.counts)
+            if small:
+                each({"significant": None, "text": f"Not tested: {small}."})
                 continue
             if rank >= MAX_SIGNIFICANCE:
                 self.untested += len(fps)

@@ -150,7 +150,7 @@ def _tables(
                 for n in names
             }
             sign = 1 if crit == "cost" else -1
-            order = sorted(names, key=lambda n: (sign * vals[n], names.index(n)))
+            order = sorted(names, key=lambda n: (sign * vals[n], n))  # exact ties by name
         ref_eta = eta if eta is not None else float(point[names[0]]["etas"][0])
         verdict = _verdict_at(verdicts, ref_eta)
         per = per_cases(ref_eta)

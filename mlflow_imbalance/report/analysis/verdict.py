@@ -36,7 +36,11 @@ from scipy import stats as _sps
 from mlflow_imbalance.core import curves as _curves
 from mlflow_imbalance.core import metrics as _metrics
 from mlflow_imbalance.core.counts import RocCounts
-from mlflow_imbalance.report.analysis._common import APART_KEYS, intervals_apart
+from mlflow_imbalance.report.analysis._common import (
+    APART_KEYS,
+    intervals_apart,
+    too_small_to_test,
+)
 from mlflow_imbalance.report.model import Verdict
 from mlflow_imbalance.report.options import PRIMARY_METRICS
 from mlflow_imbalance.stats.compare import delong_test, delong_test_unpaired, paired_metric_test
@@ -69,15 +73,18 @@ def criterion_values(
 
 
 def _order(values: Mapping[str, float], key: str) -> list[str]:
-    """Run names best first (lowest cost / highest metric); NaN last; ties by name order."""
-    names = list(values)
-    sign = 1.0 if key == "cost" else -1.0
+    """Run names best first (lowest cost / highest metric); NaN last.
 
-    def k(i: int) -> tuple[bool, float, int]:
-        v = values[names[i]]
-        return (not math.isfinite(v), sign * v if math.isfinite(v) else 0.0, i)
+    Exact ties go by run name, so the verdict does not depend on the order the runs were
+    passed in (the CLI lists an experiment's runs newest first, a caller may pass them in
+    training order); the verdict then calls the two a statistical tie.
+    """
 
-    return [names[i] for i in sorted(range(len(names)), key=k)]
+    def k(n: str) -> tuple[bool, float, str]:
+        v = values[n]
+        return (not math.isfinite(v), (v if key == "cost" else -v) if math.isfinite(v) else 0.0, n)
+
+    return sorted(values, key=k)
 
 
 def criterion_orders(
@@ -116,6 +123,9 @@ def _test(
     conf = opts.confidence
     if a.counts.weighted or b.counts.weighted:
         return None, None, "not tested: weighted counts"
+    small = too_small_to_test(a.name, a.counts) or too_small_to_test(b.name, b.counts)
+    if small:
+        return None, None, f"not tested: {small}"
     try:
         if key == "roc_auc":
             if _paired(a, b):

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mlflow_imbalance.report.analysis._common import ADEQUACY_TOLERANCE
+from mlflow_imbalance.report.analysis.charts import BAND_RUNS
 from mlflow_imbalance.report.analysis.notes import names_short
 from mlflow_imbalance.report.analysis.verdict import chance_text, count, p_value_text
 
@@ -84,7 +85,7 @@ def band_runs(lead: Sequence[str], verdicts: Sequence[Any]) -> list[str]:
     """
     wanted = [n for v in verdicts[:1] for n in (v.run, v.runner_up) if n is not None]
     out = [n for n in dict.fromkeys(wanted) if n in set(lead)]
-    return out or list(lead[:2])
+    return out or list(lead[:BAND_RUNS])
 
 
 def _scaled(x: float | None, v: Any) -> float | None:
