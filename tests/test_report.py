@@ -1326,3 +1326,49 @@ def test_a_tie_says_how_much_more_data_would_separate_the_runs():
         f"about {shown}× the test data (≈ {n_pos:,.0f} positives and {n_neg:,.0f} negatives)"
         in (v.more_data)
     ), (v.more_data, k)
+
+
+def test_a_failing_stage_for_one_run_leaves_the_rest_of_the_report(monkeypatch):
+    """Issue 31: each analysis stage isolates runs. A failure injected for one run in the exact
+    metrics leaves that run out with its reason; in its intervals keeps its exact values with a
+    callout; in the flips stage keeps the verdict and tables. The good runs are fully analysed
+    every time (their verdict equals the one of a report without the failing run)."""
+    from mlflow_imbalance.report.analysis import context
+
+    rng = np.random.default_rng(8)
+    y = rng.random(4000) < 0.05
+    counts = {
+        "good": mi.RocCounts.from_scores(y, rng.normal(size=y.size) + 1.6 * y),
+        "fine": mi.RocCounts.from_scores(y, rng.normal(size=y.size) + 1.0 * y),
+        "bad": mi.RocCounts.from_scores(y, rng.normal(size=y.size) + 1.3 * y),
+    }
+    kw = {"prevalences": [1e-3], "costs": {"fp": 1, "fn": 50}, "n_bootstrap": 60}
+    clean = build_report({k: counts[k] for k in ("good", "fine")}, **kw)
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("injected")
+
+    real_point, real_intervals = context.run_point, context._run_intervals
+    with monkeypatch.context() as m:
+        m.setattr(context, "run_point", lambda c, *a: boom() if c is counts["bad"] else
+                  real_point(c, *a))  # fmt: skip
+        rep = build_report(counts, **kw)
+    assert [s.name for s in rep.skipped] == ["bad"]
+    assert "RuntimeError: injected" in rep.skipped[0].reason
+    assert rep.verdict[0].text == clean.verdict[0].text
+    with monkeypatch.context() as m:
+        m.setattr(context, "_run_intervals", lambda unc, r, *a: boom() if r.name == "bad" else
+                  real_intervals(unc, r, *a))  # fmt: skip
+        rep = build_report(counts, **kw)
+    assert not rep.skipped
+    titles = [w["title"] for w in rep.context["warnings"]]
+    assert "No intervals for bad:" in titles
+    bad_row = next(r for r in rep.context["tables"][0]["rows"] if r["name"] == "bad")
+    assert bad_row["cells"][0]["value"] and not bad_row["cells"][0]["ci"]
+    good_row = next(r for r in rep.context["tables"][0]["rows"] if r["name"] == "good")
+    assert good_row["cells"][0]["ci"]
+    with monkeypatch.context() as m:
+        m.setattr(context, "_flip_stage", boom)
+        rep = build_report(counts, **kw)
+    assert "No ranking flips for all runs:" in [w["title"] for w in rep.context["warnings"]]
+    assert rep.verdict and rep.context["tables"]

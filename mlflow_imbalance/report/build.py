@@ -191,7 +191,7 @@ def _build(
     html = render_html(context)
     timings["render"] = time.perf_counter() - t0
     cpu["render"] = time.process_time() - c0
-    report = Report(html, context, timings, all_skipped, notes=notes)
+    report = Report(html, context, timings, context.get("skipped_runs", all_skipped), notes=notes)
     report.cpu_timings = cpu
     if output is not None:
         report.save(output)

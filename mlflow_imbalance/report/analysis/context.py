@@ -482,6 +482,8 @@ def _assemble(
         runs=[views.run_row(r, charts["swatch"][r.name], fr.fint, feta, links) for r in fr.runs],
         digest_groups=views.digest_groups(fr.runs),
         skipped=[{"name": s.name, "run_id": s.run_id, "reason": s.reason} for s in skipped],
+        # the SkippedRun records, those the analysis left out included (Report.skipped)
+        skipped_runs=list(skipped),
     )
     return out
 
