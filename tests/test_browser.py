@@ -474,8 +474,12 @@ def test_live_bounds_bracket_the_point_by_its_integer_counts(tmp_path: Path) -> 
     c = mi.RocCounts.from_scores(y, s)
     lim = candidate_limits(c)
     rep = mi.build_report(
-        {"grid": c}, prevalences=[1e-3], costs={"fp": 1, "fn": 200}, n_bootstrap=0,
-        prevalence_range=(1e-5, 0.5), progress=False,
+        {"grid": c},
+        prevalences=[1e-3],
+        costs={"fp": 1, "fn": 200},
+        n_bootstrap=0,
+        prevalence_range=(1e-5, 0.5),
+        progress=False,
     )  # the sweep below stays inside the control's range (outside it the control clamps)
     path = rep.save(tmp_path / "report.html")
     etas = np.geomspace(1e-5, 0.5, 60)

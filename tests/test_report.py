@@ -893,7 +893,10 @@ def test_verdict_is_the_lowest_expected_cost_and_is_data():
     y, scores = _cost_runs()
     counts = {k: mi.RocCounts.from_scores(y, s) for k, s in scores.items()}
     rep = build_report(
-        counts, prevalences=[1e-4, 1e-2], costs={"fp": 1, "fn": 300}, n_bootstrap=200,
+        counts,
+        prevalences=[1e-4, 1e-2],
+        costs={"fp": 1, "fn": 300},
+        n_bootstrap=200,
         progress=False,
     )
     assert [v.prevalence for v in rep.verdict] == [1e-4, 1e-2]
