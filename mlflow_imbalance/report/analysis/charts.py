@@ -530,11 +530,8 @@ def specs(
         ye = {"type": q, "title": labels[k]}
         if k == "cost":
             ye["scale"] = {"type": "log"}
-        sp = _base(
-            f"{labels[k]} against η",
-            "dashed: chosen η; red ticks: the order of two runs flips",
-            280,
-        )
+        ticks = "the best run changes" if k == criterion else "two runs swap order"
+        sp = _base(f"{labels[k]} against η", f"dashed: chosen η; red ticks: {ticks}", 280)
         sp["layer"] = [
             {
                 "data": {"name": "rules"},

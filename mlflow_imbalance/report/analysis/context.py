@@ -400,9 +400,11 @@ def _chart_stage(
     if key == "cost":
         for n in lead:
             criterion_sweep(fr.counts[n], point[n], fr.grid, key, fr.opts)
+    # the criterion's chart marks where the best run changes; the others where two runs swap
+    ticks = [*flips["decision"], *(f for f in flips["all"] if f["metric_key"] != key)]
     data = payload(
         fr.runs, lead, swatch, point, fr.grid, unc, fr.opts, key, fr.chosen,
-        list(fr.test_prev.values()), [*flips["decision"], *flips["all"]], dict(links or {}),
+        list(fr.test_prev.values()), ticks, dict(links or {}),
     )  # fmt: skip
     data["band_runs"] = views.band_runs(lead, verdicts)
     # one flag for the band layers, the page's "Bands" control and the "Shaded" sentence:
