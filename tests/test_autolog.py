@@ -44,12 +44,13 @@ def test_captures_once_per_distinct_data(tracking_uri, autolog_off):
     with mlflow.start_run() as run:
         auc = sklearn.metrics.roc_auc_score(y, s)
         sklearn.metrics.roc_curve(y, s)  # same data: not logged again
-        sklearn.metrics.average_precision_score(y2, s2)  # new data: autolog_2
+        sklearn.metrics.average_precision_score(y2, s2)  # new data: test_2
     assert auc == ORIGINALS["roc_auc_score"](y, s)
     held = mi.list_counts(run.info.run_id)
-    assert sorted(held) == ["autolog", "autolog_2"]
-    assert held["autolog"]["captured_from"] == "sklearn.metrics.roc_auc_score"
-    got = mi.load_counts(run.info.run_id, "autolog_2")
+    assert sorted(held) == ["test", "test_2"]  # the default name of every entry point
+    assert held["test"]["captured_from"] == "sklearn.metrics.roc_auc_score"
+    assert held["test"]["source"] == "autolog"
+    got = mi.load_counts(run.info.run_id, "test_2")
     expected = mi.RocCounts.from_scores(y2, s2)
     np.testing.assert_array_equal(got.tp, expected.tp)
     np.testing.assert_array_equal(got.thresholds, expected.thresholds)
@@ -91,8 +92,8 @@ def test_displays_from_estimator_captured_once(tracking_uri, autolog_off):
         PrecisionRecallDisplay.from_predictions(y, model.predict_proba(X)[:, 1])
     held = mi.list_counts(run.info.run_id)
     # both calls score the same examples with the same function values: one capture
-    assert list(held) == ["autolog"]
-    assert held["autolog"]["captured_from"] == "RocCurveDisplay.from_estimator"
+    assert list(held) == ["test"]
+    assert held["test"]["captured_from"] == "RocCurveDisplay.from_estimator"
     import matplotlib.pyplot as plt
 
     plt.close("all")
@@ -112,7 +113,7 @@ def test_names_imported_before_autolog_are_not_patched(tracking_uri, autolog_off
 
     with mlflow.start_run() as run:
         late(y, s)
-    assert list(mi.list_counts(run.info.run_id)) == ["autolog"]
+    assert list(mi.list_counts(run.info.run_id)) == ["test"]
 
 
 @pytest.mark.parametrize("ours_first", [True, False])
@@ -133,7 +134,7 @@ def test_coexists_with_mlflow_sklearn_autolog(tracking_uri, autolog_off, ours_fi
     data = MlflowClient().get_run(run.info.run_id).data
     assert "roc_auc_score_X_test" in data.metrics  # mlflow.sklearn's post-training metric
     assert "training_score" in data.metrics
-    assert list(mi.list_counts(run.info.run_id)) == ["autolog"]  # and our capture
+    assert list(mi.list_counts(run.info.run_id)) == ["test"]  # and our capture
     mi.autolog(disable=True)
     mlflow.sklearn.autolog(disable=True)
     with mlflow.start_run() as run:
@@ -212,7 +213,7 @@ def test_metric_after_mlflow_sklearn_run_ended_warns_once(tracking_uri, autolog_
     run_id = mlflow.last_active_run().info.run_id
     with mlflow.start_run(run_id=run_id):  # what the warning suggests: it now captures
         sklearn.metrics.roc_auc_score(y, s)
-    assert list(mi.list_counts(run_id)) == ["autolog"]
+    assert list(mi.list_counts(run_id)) == ["test"]
 
 
 def test_capture_limit_warns_once_per_run(tracking_uri, autolog_off):
@@ -223,4 +224,18 @@ def test_capture_limit_warns_once_per_run(tracking_uri, autolog_off):
             sklearn.metrics.roc_auc_score(*_data(seed=seed))
     ours = [str(w.message) for w in records if "mlflow-imbalance" in str(w.message)]
     assert len(ours) == 1 and "max_captures_per_run" in ours[0], ours
-    assert list(mi.list_counts(run.info.run_id)) == ["autolog"]
+    assert list(mi.list_counts(run.info.run_id)) == ["test"]
+
+
+def test_capture_names_follow_name_and_skip_sets_logged_explicitly(tracking_uri, autolog_off):
+    y, s = _data()
+    y2, s2 = _data(seed=5)
+    mi.autolog(log_figures=False, name="holdout")
+    with mlflow.start_run() as run:
+        mi.log_scores(y, s, name="holdout", prevalences=[], log_figures=False, n_bootstrap=0)
+        sklearn.metrics.roc_auc_score(y2, s2)  # "holdout" is taken by the explicit call
+    held = mi.list_counts(run.info.run_id)
+    assert sorted(held) == ["holdout", "holdout_2"]
+    assert held["holdout_2"]["source"] == "autolog" and "source" not in held["holdout"]
+    with pytest.raises(ValueError, match="name must be"):
+        mi.autolog(name="a/b")

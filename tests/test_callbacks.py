@@ -40,7 +40,7 @@ def test_xgboost_train_logs_validation_counts(tracking_uri):
     with mlflow.start_run() as run:
         booster = xgb.train(params, xgb.DMatrix(X, label=y), num_boost_round=5, callbacks=[cb])
     assert cb.logged is not None and cb.logged.run_id == run.info.run_id
-    _same(mi.load_counts(run.info.run_id, "validation"), yv, booster.predict(xgb.DMatrix(Xv)))
+    _same(mi.load_counts(run.info.run_id, "test"), yv, booster.predict(xgb.DMatrix(Xv)))
 
 
 def test_xgboost_early_stopping_uses_best_iteration(tracking_uri):
@@ -55,7 +55,7 @@ def test_xgboost_early_stopping_uses_best_iteration(tracking_uri):
         clf.fit(X, y, eval_set=[(Xv, yv)], verbose=False)
     best = clf.get_booster().best_iteration
     expected = clf.get_booster().predict(xgb.DMatrix(Xv), iteration_range=(0, best + 1))
-    _same(mi.load_counts(run.info.run_id, "validation"), yv, expected)
+    _same(mi.load_counts(run.info.run_id, "test"), yv, expected)
 
 
 def test_xgboost_unreachable_server_warns_and_training_finishes(unreachable_tracking_uri):
@@ -76,6 +76,24 @@ def test_xgboost_unreachable_server_warns_and_training_finishes(unreachable_trac
     assert cb.logged is None
 
 
+def test_xgboost_old_spellings_warn_and_still_work(tracking_uri):
+    from mlflow_imbalance.integrations.xgboost import ImbalanceCallback
+
+    X, y, Xv, yv = _split(n=400, seed=4)
+    with pytest.warns(
+        FutureWarning, match=r"cost_fp=\.\.\., cost_fn=\.\.\.\) is deprecated; use costs="
+    ):
+        cb = ImbalanceCallback(Xv, yv, log_figures=False, n_bootstrap=0, cost_fp=1, cost_fn=40)
+    with pytest.warns(FutureWarning, match=r"prevalence=\.\.\.\) is deprecated; use prevalences="):
+        cb2 = ImbalanceCallback(Xv, yv, name="b", log_figures=False, prevalence=1e-3)
+    params = {"objective": "binary:logistic", "max_depth": 2, "nthread": 1}
+    with mlflow.start_run() as run:
+        xgb.train(params, xgb.DMatrix(X, label=y), num_boost_round=3, callbacks=[cb, cb2])
+    held = mi.list_counts(run.info.run_id)
+    assert held["test"]["costs"] == {"fp": 1.0, "fn": 40.0}
+    assert held["b"]["prevalences"] == [1e-3]
+
+
 # ------------------------------------------------------------------------------ LightGBM
 
 
@@ -88,7 +106,7 @@ def test_lightgbm_last_iteration_and_early_stopping_logs_best_iteration(tracking
     cb = ImbalanceCallback(Xv, yv, log_figures=False)
     with mlflow.start_run() as run:
         booster = lgb.train(params, lgb.Dataset(X, y), num_boost_round=8, callbacks=[cb])
-    _same(mi.load_counts(run.info.run_id, "validation"), yv, booster.predict(Xv))
+    _same(mi.load_counts(run.info.run_id, "test"), yv, booster.predict(Xv))
 
     cb2 = ImbalanceCallback(Xv, yv, name="early", log_figures=False)
     with mlflow.start_run() as run:
@@ -148,7 +166,7 @@ def test_keras_on_train_end(tracking_uri):
     cb = ImbalanceCallback(Xv, yv, log_figures=False)
     with mlflow.start_run() as run:
         model.fit(X, y, epochs=1, verbose=0, callbacks=[cb])
-    _same(mi.load_counts(run.info.run_id, "validation"), yv, model.predict(Xv, verbose=0)[:, 0])
+    _same(mi.load_counts(run.info.run_id, "test"), yv, model.predict(Xv, verbose=0)[:, 0])
 
 
 @pytest.mark.skipif(
@@ -201,4 +219,4 @@ def test_lightning_on_fit_end(tracking_uri):
         trainer.fit(net, torch.utils.data.DataLoader(ds, batch_size=64))
     with torch.no_grad():
         expected = net(xv)[:, 0].numpy()
-    _same(mi.load_counts(run.info.run_id, "validation"), yv, expected)
+    _same(mi.load_counts(run.info.run_id, "test"), yv, expected)

@@ -89,6 +89,25 @@ def test_implicit_run_on_static_predictions(tracking_uri):
     assert summary["n_pos"] == int(y.sum())
 
 
+def test_default_name_and_old_config_spellings(tracking_uri):
+    X, y = _frame(seed=6)
+    scores = X["a"].to_numpy()
+    data = pd.DataFrame({"label": y, "pred": (scores > 1).astype(int), "score": scores})
+    config = {"score_column": "score", "log_figures": False, "n_bootstrap": 0}
+    with mlflow.start_run() as run:
+        with pytest.warns(FutureWarning, match=r"cost_fp=\.\.\., cost_fn=\.\.\.\) is deprecated"):
+            result = mlflow.models.evaluate(
+                data=data, targets="label", predictions="pred", model_type="classifier",
+                evaluators=["imbalance"],
+                evaluator_config={
+                    "imbalance": {**config, "cost_fp": 1, "cost_fn": 10, "prevalences": [1e-3]}
+                },
+            )  # fmt: skip
+    assert list(mi.list_counts(run.info.run_id)) == ["test"]  # every entry point's default
+    assert mi.load_summary(run.info.run_id)["costs"] == {"fp": 1.0, "fn": 10.0}
+    assert metric_key("test", "min_cost_per_10k", 1e-3) in result.metrics
+
+
 def test_implicit_multiclass_skips_without_breaking_default(tracking_uri):
     X, y = _frame(classes=3, seed=2)
     model = LogisticRegression().fit(X, y)

@@ -128,9 +128,9 @@ def test_autolog_counts_on_training_thread_rest_on_worker(tracking_uri, autolog_
     assert spy["png"] == [WORKER] * 3  # pr, roc, cost
     assert spy["upload"] == [WORKER]
     assert _drawn_once(spy, 3) == 6  # pr, roc, cost: the frame (x and y Axis) drawn once
-    summary = mi.list_counts(run.info.run_id)["autolog"]
+    summary = mi.list_counts(run.info.run_id)["test"]
     assert sorted(summary["figures"]) == ["cost", "pr", "roc"]
-    assert mi.load_counts(run.info.run_id, "autolog").n_pos == int(y.sum())
+    assert mi.load_counts(run.info.run_id, "test").n_pos == int(y.sum())
 
 
 def test_explicit_log_scores_stays_synchronous(tracking_uri, spy):
@@ -236,7 +236,7 @@ def test_pending_logs_are_flushed_at_interpreter_exit(tracking_uri, tmp_path):
     )
     assert done.returncode == 0, done.stderr
     run_id = done.stdout.strip().splitlines()[-1]
-    assert mi.load_counts(run_id, "autolog").n_pos > 0
+    assert mi.load_counts(run_id, "test").n_pos > 0
 
 
 # --------------------------------------------------------------------------- styling, text

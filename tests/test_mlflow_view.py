@@ -2,19 +2,22 @@
 
 Two kinds of test:
 
-- on a temporary SQLite store: every logged metric's *latest* value (what the runs table shows
-  and sorts by) is the value at the prevalence its key names (no η in the key: the test
-  prevalence), checked against scikit-learn with negatives re-weighted to that η; the class
+- on a temporary SQLite store: every single-valued metric is the value at the prevalence its
+  key names (no η in the key: the test prevalence), in the unit its name says, checked against
+  scikit-learn with negatives re-weighted to that η; the across-prevalence series
+  (``imb/<metric>_sweep``) hold the grid's steps in ascending η and nothing else; the class
   totals and test prevalence are tags, not metrics;
 - against a real ``mlflow server`` on 127.0.0.1 in real headless Chromium: the run's artifact
   page shows the card (title = the run's name) and the PNG figures (pixel size, dpi and text
   size at display size), next to MLflow's own ``evaluate(..., evaluators="default")`` figures;
-  the chart view overlays the runs' across-prevalence series once ``imb/log10_eta`` is chosen
-  as the x axis. Screenshots at 1400 and 800 px go to ``test-artifacts/``.
+  the chart view draws each run's sweep with no hook on the default (step) x axis, and
+  overlays the runs' across-prevalence series once ``imb/log10_eta`` is chosen as the x axis.
+  Screenshots at 1400 and 800 px go to ``test-artifacts/``.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -35,6 +38,7 @@ from sklearn.metrics import (
     precision_recall_curve,
     precision_score,
     roc_auc_score,
+    roc_curve,
 )
 from test_browser import CHROMIUM, Chromium
 
@@ -71,15 +75,19 @@ def _max_f1_weighted(y, s, w):
     return f1[k], thr[k], p[k]
 
 
-def _min_normalised_cost(y, s, eta, cfp, cfn):
-    """Lowest (1−η)·C_FP·FPR + η·C_FN·FNR over thresholds and the trivial answers, normalised."""
-    order = np.argsort(-s, kind="stable")
-    ys, ss = y[order], s[order]
-    last = np.r_[np.diff(ss) != 0, True]
-    tpr = np.r_[0.0, np.cumsum(ys)[last] / ys.sum()]
-    fpr = np.r_[0.0, np.cumsum(1 - ys)[last] / (1 - ys).sum()]
+def _min_cost(y, s, eta, cfp, cfn):
+    """(lowest expected cost per case, its threshold): (1−η)·C_FP·FPR + η·C_FN·FNR minimised over
+    scikit-learn's ROC points, flagging nothing (threshold +inf) included; lowest FPR on ties."""
+    fpr, tpr, thr = roc_curve(y, s, drop_intermediate=False)
+    thr = np.where(np.isinf(thr), np.inf, thr)  # scikit-learn's first point: flag nothing
     cost = (1 - eta) * cfp * fpr + eta * cfn * (1 - tpr)
-    return cost.min() / ((1 - eta) * cfp + eta * cfn)
+    k = int(np.flatnonzero(cost == cost.min())[0])
+    return float(cost[k]), float(thr[k])
+
+
+def _per_cases(eta: float) -> int:
+    """The report's unit, written out independently: 10,000 cases when η ≥ 1e-3, else 10⁶."""
+    return 10_000 if eta >= 1e-3 else 1_000_000
 
 
 # --------------------------------------------------------------------------- SQLite store
@@ -89,12 +97,18 @@ def test_latest_values_are_at_the_prevalence_the_key_names(tracking_uri):
     y, s = _data(0)
     cfp, cfn = 1.0, 30.0
     with mlflow.start_run() as run:
-        mi.log_scores(y, s, prevalences=[1e-2, 1e-3], costs={"fp": cfp, "fn": cfn})
-    data = MlflowClient().get_run(run.info.run_id).data
+        mi.log_scores(y, s, prevalences=[1e-2, 1e-3, 1e-4], costs={"fp": cfp, "fn": cfn})
+    client = MlflowClient()
+    data = client.get_run(run.info.run_id).data
     test_eta = y.mean()
-    threshold = float(data.tags[keys.tag_key("test", "operating_threshold")])
+    threshold = data.metrics[keys.metric_key("test", "max_f1_threshold")]
+    assert threshold == _max_f1_weighted(y, s, _weights(y, test_eta))[1]
     pred = s >= threshold
     counts = mi.RocCounts.from_scores(y, s)
+    x_steps = {
+        p.step: 10**p.value
+        for p in client.get_metric_history(run.info.run_id, keys.metric_key("test", "log10_eta"))
+    }
     checked = set()
     for key, value in data.metrics.items():
         parsed = keys.parse_metric_key(key)
@@ -102,38 +116,60 @@ def test_latest_values_are_at_the_prevalence_the_key_names(tracking_uri):
         metric, eta, name = parsed
         assert name == "test"
         eta = test_eta if eta is None else eta
-        w = _weights(y, eta)
-        if metric == "ap":
-            expected = average_precision_score(y, s, sample_weight=w)
-        elif metric == "max_f1":
-            expected = _max_f1_weighted(y, s, w)[0]
-        elif metric == "prec_f1":
-            expected = _max_f1_weighted(y, s, w)[2]
-        elif metric == "precision_op":
-            expected = precision_score(y, pred, sample_weight=w)
-        elif metric == "f1_op":
-            expected = f1_score(y, pred, sample_weight=w)
-        elif metric == "pr_auc":  # the η is what is checked here (the formula: test_metrics)
-            expected = core_metrics.pr_auc(counts, eta)
-        elif metric == "min_cost":
-            expected = _min_normalised_cost(y, s, eta, cfp, cfn)
-        elif metric == "log10_eta":
-            expected = math.log10(eta)
-        elif metric == "roc_auc":
-            expected = roc_auc_score(y, s)
-        elif metric.startswith("tpr_at_fpr_"):  # η-free: the TPR at an FPR budget
-            alpha = float(metric.removeprefix("tpr_at_fpr_"))
-            order = np.argsort(-s, kind="stable")
-            last = np.r_[np.diff(s[order]) != 0, True]
-            fp = np.cumsum(1 - y[order])[last] / (1 - y).sum()
-            tp = np.cumsum(y[order])[last] / y.sum()
-            expected = tp[fp <= alpha].max(initial=0.0)
-        else:
-            pytest.fail(f"unexpected metric {key!r}")
-        assert value == pytest.approx(expected, rel=1e-9, abs=1e-12), key
+        history = sorted(client.get_metric_history(run.info.run_id, key), key=lambda p: p.step)
+        sweep = metric.endswith("_sweep") or metric == "log10_eta"
+        # a series: steps 0..40 in ascending η, nothing appended; a single value otherwise
+        assert [p.step for p in history] == (list(range(len(x_steps))) if sweep else [0]), key
+        points = [(x_steps[p.step], p.value) for p in history] if sweep else [(eta, value)]
+        for eta, value in points[:: 7 if sweep else 1] + points[-1:]:
+            w = _weights(y, eta)
+            stem = metric.removesuffix("_sweep")
+            if stem == "ap":
+                expected = average_precision_score(y, s, sample_weight=w)
+            elif stem == "max_f1":
+                expected = _max_f1_weighted(y, s, w)[0]
+            elif stem == "prec_f1":
+                expected = _max_f1_weighted(y, s, w)[2]
+            elif stem == "max_f1_threshold":
+                expected = _max_f1_weighted(y, s, w)[1]
+            elif stem == "precision_op":
+                expected = precision_score(y, pred, sample_weight=w)
+            elif stem == "f1_op":
+                expected = f1_score(y, pred, sample_weight=w)
+            elif stem == "pr_auc":  # the η is what is checked here (the formula: test_metrics)
+                expected = core_metrics.pr_auc(counts, eta)
+            elif stem.startswith("min_cost_per_"):  # the unit in the key is per_cases(η)'s
+                assert (
+                    stem
+                    == {10_000: "min_cost_per_10k", 1_000_000: "min_cost_per_1m"}[_per_cases(eta)]
+                ), key
+                expected = _min_cost(y, s, eta, cfp, cfn)[0] * _per_cases(eta)
+            elif stem == "cost_threshold":
+                expected = _min_cost(y, s, eta, cfp, cfn)[1]
+            elif stem == "prec_cost":  # precision at η at the lowest-cost threshold
+                at = s >= _min_cost(y, s, eta, cfp, cfn)[1]
+                expected = precision_score(y, at, sample_weight=w)
+            elif stem == "log10_eta":
+                expected = math.log10(eta)
+            elif stem == "roc_auc":
+                expected = roc_auc_score(y, s)
+            elif stem.startswith("tpr_at_fpr_"):  # η-free: the TPR at an FPR budget
+                alpha = float(stem.removeprefix("tpr_at_fpr_"))
+                order = np.argsort(-s, kind="stable")
+                last = np.r_[np.diff(s[order]) != 0, True]
+                fp = np.cumsum(1 - y[order])[last] / (1 - y).sum()
+                tp = np.cumsum(y[order])[last] / y.sum()
+                expected = tp[fp <= alpha].max(initial=0.0)
+            else:
+                pytest.fail(f"unexpected metric {key!r}")
+            assert value == pytest.approx(expected, rel=1e-9, abs=1e-12), (key, eta)
         checked.add(metric)
-    assert checked >= {"ap", "max_f1", "prec_f1", "precision_op", "f1_op", "pr_auc", "min_cost"}
-    # the constants are tags, not metrics
+    assert checked >= {
+        "ap", "max_f1", "prec_f1", "pr_auc", "max_f1_threshold", "cost_threshold", "prec_cost",
+        "min_cost_per_10k", "min_cost_per_1m", "ap_sweep", "pr_auc_sweep", "max_f1_sweep",
+        "prec_f1_sweep", "precision_op_sweep", "f1_op_sweep", "log10_eta",
+    }  # fmt: skip
+    # the constants are tags, not metrics; no tag or key says "operating_threshold" any more
     for what, expected in (
         ("n_pos", y.sum()),
         ("n_neg", (1 - y).sum()),
@@ -141,6 +177,7 @@ def test_latest_values_are_at_the_prevalence_the_key_names(tracking_uri):
     ):
         assert float(data.tags[keys.tag_key("test", what)]) == pytest.approx(expected, rel=1e-12)
         assert not any(what in k for k in data.metrics), what
+    assert not any("operating_threshold" in k for k in (*data.tags, *data.metrics))
 
 
 def test_keys_put_the_distinguishing_part_first():
@@ -382,14 +419,23 @@ def test_run_in_the_mlflow_ui(ui_runs, width):
 def test_across_prevalence_chart_overlays_runs(ui_runs):
     base, exp_id = ui_runs["url"], ui_runs["experiment_id"]
     b = _Chromium(1400)
+    series = keys.sweep_key("test", "max_f1")
     try:
-        b.go(
-            f"{base}/#/experiments/{exp_id}/runs?workflowType=machine_learning",
-            "document.querySelector('input[value=CHART]')",
-        )
-        b.js("document.querySelector('input[value=CHART]').click()")
-        b.wait_for("!!document.querySelector('[aria-label=\"Configure charts\"]')")
+        _chart_view(b, f"{base}/#/experiments/{exp_id}/runs?workflowType=machine_learning", series)
+        # MLflow's default x axis (Step): each run's sweep is one curve over steps 0..40 in
+        # ascending η, with no point appended after the grid (that drew a hook back to the
+        # test-prevalence value at the right end); max-F1 rises with η, so it never turns down
+        step_traces = _traces(b, 3)
+        for x, y in step_traces:
+            assert x == list(range(tracking.SWEEP_POINTS)), x
+            assert all(hi >= lo - 1e-12 for lo, hi in itertools.pairwise(y)), y
+        _click(b, "[data-component-id='fullscreen_button_chartcard']")
+        b.wait_for("!!document.querySelector('[role=dialog] .js-plotly-plot')")
         time.sleep(2.0)
+        b.save_screenshot(ARTIFACTS / "mlflow-sweep-step-axis-full-1400.png")
+
+        # the same chart against log10 η: a fresh page, then the x axis chosen once for all
+        _chart_view(b, f"{base}/#/experiments/{exp_id}/runs?workflowType=machine_learning", series)
         _click(b, "[aria-label='Configure charts']")
         _click(b, "[role=menuitem]", text="Metric")
         x_key = keys.metric_key("test", keys.X_AXIS_METRIC)
@@ -399,18 +445,13 @@ def test_across_prevalence_chart_overlays_runs(ui_runs):
         )
         b.wait_for(f"!!{item}")
         b.js(f"{item}.click()")
-        time.sleep(1.0)
-        b.js("void document.querySelector(\"input[placeholder='Search metric charts']\").focus()")
-        b.dt.send("Input.insertText", text="max_f1 test")
         time.sleep(3.0)
-        # every run's series is drawn (one trace per run) in the filtered chart
-        traces = b.wait_for(
-            "document.querySelectorAll('.js-plotly-plot .scatterlayer .trace').length >= 3"
-            " && document.querySelectorAll('.js-plotly-plot .scatterlayer .trace').length"
-        )
-        assert traces >= 3
+        # every run's series is drawn (one trace per run) in the filtered chart, against log10 η
+        traces = _traces(b, 3)
+        for x, _ in traces:
+            assert len(x) == tracking.SWEEP_POINTS and all(np.diff(x) > 0), x
         b.save_screenshot(ARTIFACTS / "mlflow-across-prevalence-1400.png")
-        # the x axis reads log10 η: ticks from about -6 to 0, not steps 0..41
+        # the x axis reads log10 η: ticks from about -6 to 0, not steps 0..40
         ticks = json.loads(
             b.js(
                 "JSON.stringify([...document.querySelectorAll('.js-plotly-plot .xtick text')]"
@@ -426,6 +467,30 @@ def test_across_prevalence_chart_overlays_runs(ui_runs):
         b.save_screenshot(ARTIFACTS / "mlflow-across-prevalence-full-1400.png")
     finally:
         b.close()
+
+
+def _chart_view(b: _Chromium, url: str, search: str) -> None:
+    """The runs page in its chart view, the charts filtered to those matching ``search``."""
+    b.go(url, "document.querySelector('input[value=CHART]')")
+    b.js("document.querySelector('input[value=CHART]').click()")
+    b.wait_for("!!document.querySelector('[aria-label=\"Configure charts\"]')")
+    time.sleep(2.0)
+    box = "document.querySelector(\"input[placeholder='Search metric charts']\")"
+    b.js(f"void ({box}.focus(), {box}.select())")  # typing replaces a remembered search
+    b.dt.send("Input.insertText", text=search.removeprefix(keys.METRIC_PREFIX))
+    time.sleep(3.0)
+
+
+def _traces(b: _Chromium, at_least: int) -> list[tuple[list[float], list[float]]]:
+    """``(x, y)`` of every line of the (one) chart shown, once it has ``at_least`` of them."""
+    plots = "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.offsetParent)"
+    got = b.wait_for(
+        f"(() => {{ const p = {plots}; if (p.length !== 1) return null;"
+        " const d = (p[0].data || []).filter(t => t.x && t.x.length > 1);"
+        f" return d.length >= {at_least} ?"
+        " JSON.stringify(d.map(t => [Array.from(t.x), Array.from(t.y)])) : null; })()"
+    )
+    return [(list(x), list(y)) for x, y in json.loads(got)]
 
 
 def _click(b: _Chromium, selector: str, text: str | None = None) -> None:

@@ -113,14 +113,17 @@ def test_prevalence_step_series(tracking_uri):
         mi.log_scores(y, s, prevalences=[], log_figures=False)
     client = MlflowClient()
     prev = client.get_metric_history(run.info.run_id, "imb/log10_eta test")
-    f1 = client.get_metric_history(run.info.run_id, "imb/max_f1 test")
-    # the grid (ascending) then the test prevalence as the last step
+    f1 = client.get_metric_history(run.info.run_id, "imb/max_f1_sweep test")
+    # the grid (ascending), nothing appended: no hook on MLflow's default step axis
     assert [p.step for p in sorted(prev, key=lambda p: p.step)] == list(
-        range(tracking.SWEEP_POINTS + 1)
+        range(tracking.SWEEP_POINTS)
     )
+    assert sorted(p.step for p in f1) == list(range(tracking.SWEEP_POINTS))
     etas = 10 ** np.array([p.value for p in sorted(prev, key=lambda p: p.step)])
-    assert np.all(np.diff(etas[:-1]) > 0) and etas[-2] == pytest.approx(0.5)
-    assert etas[-1] == pytest.approx(y.mean())
+    assert np.all(np.diff(etas) > 0) and etas[-1] == pytest.approx(0.5)
+    # the test-prevalence value is the plain key's single value
+    plain = client.get_metric_history(run.info.run_id, "imb/max_f1 test")
+    assert len(plain) == 1
     # F1 at step j, independently: best over thresholds of 2PR/(P+R) with precision at eta
     j = 20
     f1_j = {p.step: p.value for p in f1}[j]
@@ -322,6 +325,7 @@ def test_card_and_figures(tracking_uri, tmp_path: Path):
         assert f"[{_fmt(lo, 3)}, {_fmt(hi, 3)}]" in card
     assert "DeLong" in card and "count bootstrap" in card and "seed 0" in card
     assert _fmt(h["operating_point"]["threshold"]) in card
+    assert "<th>threshold (lowest expected cost)</th>" in card and "normalised cost" not in card
     # the methods table names each interval's own method (TPR at a budget is not max-F1's)
     assert h["methods"]["tpr_at_fpr"] == "clopper-pearson 95%"
     assert all(b["tpr"]["method"] == "clopper-pearson 95%" for b in h["tpr_at_fpr"])
@@ -344,17 +348,24 @@ def test_card_and_figures(tracking_uri, tmp_path: Path):
             assert lo <= mc[key]["value"] <= hi and "lowest expected cost" in mc[key]["method"]
         # the lowest expected cost has its interval too (the report's construction,
         # min_cost_interval on the hook's draws): around scikit-learn's minimum (the flag-
-        # nothing cap eta * C_FN included), in cost units and normalised, and in the card
+        # nothing cap eta * C_FN included), per case, normalised and per per_cases(eta)
+        # cases, the last in the card's sentence and table, in the report's words
         worst = (1 - eta) * 1 + eta * 20
         sk_cost = min(float(cost.min()), eta * 20, 1 - eta)
         assert mc["expected_cost"] == pytest.approx(sk_cost, rel=1e-12)
         lo, hi = mc["expected_cost_interval"]
         assert 0 <= lo <= sk_cost <= hi and hi > lo
         assert mc["normalized_expected_cost_interval"] == pytest.approx([lo / worst, hi / worst])
-        nlo, nhi = mc["normalized_expected_cost_interval"]
-        ncost = _fmt(mc["normalized_expected_cost"], 3)
-        assert f"normalised cost {ncost} [{_fmt(nlo, 3)}, {_fmt(nhi, 3)}]" in card
-        assert f"[{_fmt(nlo, 3)}, {_fmt(nhi, 3)}]</span></td></tr>" in card  # the table cell
+        per = 10_000 if eta >= 1e-3 else 1_000_000
+        assert mc["per_cases"] == per
+        assert mc["expected_cost_per_cases"] == pytest.approx(sk_cost * per, rel=1e-12)
+        assert mc["expected_cost_per_cases_interval"] == pytest.approx([lo * per, hi * per])
+        plo, phi = mc["expected_cost_per_cases_interval"]
+        shown = f"{_fmt(mc['expected_cost_per_cases'], 3)} [{_fmt(plo, 3)}, {_fmt(phi, 3)}]"
+        assert f"lowest expected cost, {shown} per {per:,} cases with C_FP = 1, C_FN = 20" in card
+        assert f'[{_fmt(plo, 3)}, {_fmt(phi, 3)}]</span><span class="ci">per {per:,} cases' in card
+        # the table's threshold column is the sentence's threshold (lowest cost here)
+        assert f"<td>{_fmt(mc['threshold'], 4)}</td>" in card
         p, r = mc["precision"], mc["recall"]
         assert (
             f"precision {_fmt(p['value'], 3)} [{_fmt(p['interval'][0], 3)}, "
@@ -513,22 +524,24 @@ def test_sweep_precision_and_f1_at_the_fixed_operating_point(tracking_uri):
         return np.array([p.value for p in sorted(points, key=lambda p: p.step)])
 
     etas = 10 ** history("log10_eta")
-    prec, f1 = history("precision_op"), history("f1_op")
-    assert prec.size == f1.size == etas.size == tracking.SWEEP_POINTS + 1  # + the test η
+    prec, f1 = history("precision_op_sweep"), history("f1_op_sweep")
+    assert prec.size == f1.size == etas.size == tracking.SWEEP_POINTS  # the grid only
     # the operating point: scikit-learn's max-F1 threshold at the test prevalence
     p, r, thr = precision_recall_curve(y, s)
     with np.errstate(invalid="ignore", divide="ignore"):
         f1_curve = np.where(p[:-1] + r[:-1] > 0, 2 * p[:-1] * r[:-1] / (p[:-1] + r[:-1]), 0)
     best = thr[np.flatnonzero(f1_curve == f1_curve.max())].max()  # highest on ties
-    threshold = float(client.get_run(rid).data.tags["imb/operating_threshold test"])
+    data = client.get_run(rid).data
+    threshold = data.metrics["imb/max_f1_threshold test"]
     assert threshold == best == res.summary["headline"]["operating_point"]["threshold"]
+    assert not any("operating_threshold" in k for k in (*data.tags, *data.metrics))
     n_pos, n_neg = y.sum(), (1 - y).sum()
     pred = s >= threshold
-    for j in (0, 15, 30, tracking.SWEEP_POINTS - 1, tracking.SWEEP_POINTS):
+    for j in (0, 15, 30, tracking.SWEEP_POINTS - 1):
         w = np.where(y == 1, 1.0, n_pos * (1 - etas[j]) / (etas[j] * n_neg))
         assert prec[j] == pytest.approx(precision_score(y, pred, sample_weight=w), rel=1e-9)
         assert f1[j] == pytest.approx(f1_score(y, pred, sample_weight=w), rel=1e-9)
-    assert np.all(np.diff(prec[:-1]) > 0)  # fixed TPR, FPR: precision rises with prevalence
+    assert np.all(np.diff(prec) > 0)  # fixed TPR, FPR: precision rises with prevalence
 
 
 def test_scores_file_deflates_only_members_that_shrink(tmp_path):

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlflow_imbalance.tracking import LoggedCounts, PendingLog, _log_safely
+from mlflow_imbalance.tracking._checks import _renamed_options
 
 logger = logging.getLogger(__name__)
 
@@ -24,11 +25,15 @@ class ValidationLogger:
     synchronous and raises, and :attr:`logged` is the ``LoggedCounts``.
 
     Args:
-        X_val: validation features, in whatever form the framework's model accepts.
-        y_val: validation labels (binary).
-        name: counts name (``imbalance/<name>/``).
+        X_val: features of the data to score (validation or test), in whatever form the
+            framework's model accepts.
+        y_val: their labels (binary).
+        name: counts name (``imbalance/<name>/``); ``"test"`` by default, as every entry
+            point: the set is whatever data you scored (validation or test).
         strict: re-raise scoring and logging errors instead of warning.
-        **log_kwargs: passed to :func:`~mlflow_imbalance.log_scores`.
+        **log_kwargs: passed to :func:`~mlflow_imbalance.log_scores` (``prevalences=``,
+            ``costs=``, ...; the old spellings ``prevalence=``, ``cost_fp=`` / ``cost_fn=``
+            work with a ``FutureWarning``).
     """
 
     #: framework name used in warnings, e.g. "XGBoost callback"
@@ -41,7 +46,8 @@ class ValidationLogger:
         self.y_val = y_val
         self.name = name
         self.strict = strict
-        self.log_kwargs = log_kwargs
+        # old spellings become prevalences= / costs= now, warning at the callback's creation
+        self.log_kwargs = _renamed_options(log_kwargs, type(self).__name__, stacklevel=4)
         self.logged: LoggedCounts | PendingLog | None = None
 
     def _score_and_log(self, score: Callable[[], Any]) -> LoggedCounts | PendingLog | None:

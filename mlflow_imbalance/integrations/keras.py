@@ -37,7 +37,8 @@ class ImbalanceCallback(ValidationLogger, keras.callbacks.Callback):
     Args:
         X_val: validation inputs accepted by ``model.predict``.
         y_val: validation labels (binary).
-        name: counts name (``imbalance/<name>/``).
+        name: counts name (``imbalance/<name>/``); ``"test"`` by default, as every entry
+            point: the set is whatever data you scored (validation or test).
         positive_column: column of a two-column output holding the positive class.
         batch_size: passed to ``model.predict``.
         strict: re-raise logging errors instead of warning.
@@ -51,7 +52,7 @@ class ImbalanceCallback(ValidationLogger, keras.callbacks.Callback):
         X_val: Any,
         y_val: Any,
         *,
-        name: str = "validation",
+        name: str = "test",
         positive_column: int = 1,
         batch_size: int | None = None,
         strict: bool = False,

@@ -45,7 +45,8 @@ class ImbalanceCallback(ValidationLogger):
     Args:
         X_val: validation features.
         y_val: validation labels (binary).
-        name: counts name (``imbalance/<name>/``).
+        name: counts name (``imbalance/<name>/``); ``"test"`` by default, as every entry
+            point: the set is whatever data you scored (validation or test).
         strict: re-raise logging errors instead of warning.
         **log_kwargs: passed to :func:`~mlflow_imbalance.log_scores`.
 
@@ -64,7 +65,7 @@ class ImbalanceCallback(ValidationLogger):
         X_val: Any,
         y_val: Any,
         *,
-        name: str = "validation",
+        name: str = "test",
         strict: bool = False,
         **log_kwargs: Any,
     ) -> None:

@@ -41,7 +41,8 @@ class ImbalanceCallback(ValidationLogger, pl.Callback):
         X_val: validation inputs (a tensor) for the module's forward; ignored with ``score_fn``.
         y_val: validation labels (binary).
         score_fn: optional ``pl_module -> scores`` function.
-        name: counts name (``imbalance/<name>/``).
+        name: counts name (``imbalance/<name>/``); ``"test"`` by default, as every entry
+            point: the set is whatever data you scored (validation or test).
         positive_column: column of a two-column output holding the positive class.
         strict: re-raise logging errors instead of warning.
         **log_kwargs: passed to :func:`~mlflow_imbalance.log_scores`.
@@ -55,7 +56,7 @@ class ImbalanceCallback(ValidationLogger, pl.Callback):
         y_val: Any,
         *,
         score_fn: Callable[[Any], Any] | None = None,
-        name: str = "validation",
+        name: str = "test",
         positive_column: int = 1,
         strict: bool = False,
         **log_kwargs: Any,

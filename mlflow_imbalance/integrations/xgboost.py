@@ -34,7 +34,8 @@ class ImbalanceCallback(ValidationLogger, xgboost.callback.TrainingCallback):
     Args:
         X_val: validation features (array, DataFrame or an ``xgboost.DMatrix``).
         y_val: validation labels (binary).
-        name: counts name (``imbalance/<name>/``).
+        name: counts name (``imbalance/<name>/``); ``"test"`` by default, as every entry
+            point: the set is whatever data you scored (validation or test).
         use_best: score with the best iteration when early stopping recorded one.
         strict: re-raise logging errors instead of warning.
         **log_kwargs: passed to :func:`~mlflow_imbalance.log_scores` (``prevalences``,
@@ -53,7 +54,7 @@ class ImbalanceCallback(ValidationLogger, xgboost.callback.TrainingCallback):
         X_val: Any,
         y_val: Any,
         *,
-        name: str = "validation",
+        name: str = "test",
         use_best: bool = True,
         strict: bool = False,
         **log_kwargs: Any,

@@ -13,18 +13,22 @@ What :func:`log_scores` / :func:`log_counts` put into a run, under ``imbalance/<
   of every other file; :func:`load_counts` verifies it, so a half-written or stale set is never
   read silently (schema: :mod:`mlflow_imbalance.tracking.summary`).
 
-Metrics, tags and their keys (``imb/<metric> [<η>] <name>``, the distinguishing part first; see
-:mod:`~mlflow_imbalance.tracking.keys`):
+Metrics, tags and their keys (``imb/<metric> [<η>] <name>``, the distinguishing part first; no
+η = the test prevalence; each key's value in the unit the report, the CLI, the card and
+``summary.json`` show; see :mod:`~mlflow_imbalance.tracking.keys`):
 
-- ``imb/roc_auc <name>``; ``imb/{ap,pr_auc,max_f1,prec_f1} <η> <name>`` per prevalence
-  of interest; ``imb/min_cost <η> <name>`` when ``costs`` are given; ``imb/tpr_at_fpr_<α>
-  <name>`` for α in 1e-2, 1e-3, 1e-4 when ``n_neg >= 1/α``;
-- ``imb/{ap,pr_auc,max_f1,prec_f1,precision_op,f1_op} <name>``: a series over a
-  log-spaced prevalence grid (ascending) whose **last** step is the test prevalence, so the
-  latest value (what the runs table shows) is the value at the test prevalence;
-  ``imb/log10_eta <name>`` is its x axis. ``precision_op`` / ``f1_op`` hold one operating point
-  fixed (the max-F1 threshold at the test prevalence);
-- tags ``imb/{n_pos,n_neg,test_prevalence,operating_threshold} <name>``.
+- ``imb/roc_auc <name>``; ``imb/{ap,pr_auc,max_f1,prec_f1,max_f1_threshold} [<η>] <name>`` at
+  the test prevalence and per prevalence of interest; with ``costs``
+  ``imb/min_cost_per_10k [<η>] <name>`` (η ≥ 1e-3) or ``imb/min_cost_per_1m <η> <name>`` (the
+  lowest expected cost per that many cases) and ``imb/cost_threshold [<η>] <name>`` (its
+  threshold, the one the report's verdict names); ``imb/tpr_at_fpr_<α> <name>`` for α in 1e-2,
+  1e-3, 1e-4 when ``n_neg >= 1/α``;
+- ``imb/{ap,pr_auc,max_f1,prec_f1,precision_op,f1_op}_sweep <name>``: a series over a
+  log-spaced prevalence grid, steps in ascending η (nothing appended), with
+  ``imb/log10_eta <name>`` at the same steps as its x axis. ``precision_op`` / ``f1_op`` hold
+  one operating point fixed (the max-F1 threshold at the test prevalence,
+  ``imb/max_f1_threshold <name>``);
+- tags ``imb/{n_pos,n_neg,test_prevalence} <name>``.
 
 Headline intervals (``summary.json`` ``headline``; every number is ``{value, interval, method}``):
 ROC-AUC by DeLong's variance from the counts

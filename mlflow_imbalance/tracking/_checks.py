@@ -211,6 +211,79 @@ def _check_log_options(
     _check_run_target(run_id, tracking_uri)
 
 
+#: Other spellings of the options (the report's ``cost_fp`` / ``cost_fn``, a singular
+#: ``prevalence``): accepted by every entry point with a FutureWarning naming the new one.
+_RENAMED = {"prevalence": "prevalences", "cost_fp": "costs", "cost_fn": "costs"}
+
+
+def _renamed_options(options: Mapping[str, Any], where: str, stacklevel: int = 3) -> dict[str, Any]:
+    """``options`` with the old spellings turned into ``prevalences=`` / ``costs=``.
+
+    ``prevalence=x`` becomes ``prevalences=x``; ``cost_fp=a, cost_fn=b`` become
+    ``costs={"fp": a, "fn": b}`` (a missing one counts 1). Each old spelling warns once per call
+    with a ``FutureWarning`` naming the new one. Giving both spellings of one option is refused.
+
+    Args:
+        options: keyword arguments as given.
+        where: the entry point, for the messages (e.g. ``"log_scores"``).
+        stacklevel: of the warnings (3: the caller of the function calling this one).
+
+    Raises:
+        ValueError: when an option is given in both spellings.
+    """
+    import warnings
+
+    old = [k for k in options if k in _RENAMED]
+    if not old:
+        return dict(options)
+    out = {k: v for k, v in options.items() if k not in _RENAMED}
+    if "prevalence" in options:
+        if "prevalences" in options:
+            raise ValueError(
+                f"{where}: give prevalences= only (prevalence= is its old spelling), got both "
+                f"prevalence={options['prevalence']!r:.60} and "
+                f"prevalences={options['prevalences']!r:.60}"
+            )
+        warnings.warn(
+            f"{where}(prevalence=...) is deprecated; use prevalences=... (one number or a list)",
+            FutureWarning,
+            stacklevel=stacklevel,
+        )
+        out["prevalences"] = options["prevalence"]
+    if options.get("cost_fp") is not None or options.get("cost_fn") is not None:
+        if options.get("costs") is not None:
+            raise ValueError(
+                f"{where}: give costs= only (cost_fp= / cost_fn= are its old spelling), got "
+                f"both costs={options['costs']!r:.60} and cost_fp/cost_fn"
+            )
+        fp, fn = options.get("cost_fp"), options.get("cost_fn")
+        fp, fn = (1.0 if fp is None else fp), (1.0 if fn is None else fn)  # as build_report
+        warnings.warn(
+            f"{where}(cost_fp=..., cost_fn=...) is deprecated; use costs={{'fp': {fp!r:.20}, "
+            f"'fn': {fn!r:.20}}}",
+            FutureWarning,
+            stacklevel=stacklevel,
+        )
+        out["costs"] = {"fp": fp, "fn": fn}
+    return out
+
+
+def _renamed_arguments(
+    renamed: Mapping[str, Any], prevalences: Any, costs: Any, where: str
+) -> tuple[Any, Any]:
+    """``(prevalences, costs)`` of a function taking ``**renamed`` old spellings.
+
+    For :func:`~mlflow_imbalance.tracking.log.log_scores`, ``log_counts`` and ``autolog``: any
+    keyword other than the old spellings of :data:`_RENAMED` is a ``TypeError``, as Python's.
+    """
+    unknown = sorted(set(renamed) - set(_RENAMED))
+    if unknown:
+        raise TypeError(f"{where}() got unexpected keyword argument(s) {unknown}")
+    given = {k: v for k, v in (("prevalences", prevalences), ("costs", costs)) if v is not None}
+    out = _renamed_options({**given, **renamed}, where, stacklevel=4)
+    return out.get("prevalences"), out.get("costs")
+
+
 def _swap_hint(y: np.ndarray, s: Any) -> str:
     """A hint appended to a label error when ``y_true`` and ``y_score`` look swapped."""
     try:

@@ -33,7 +33,9 @@ from mlflow_imbalance.core.validation import (
 from mlflow_imbalance.tracking import _worker
 from mlflow_imbalance.tracking._checks import (
     _check_costs,
+    _check_name,
     _check_prevalences,
+    _renamed_arguments,
     _resolve_keep_scores,
 )
 from mlflow_imbalance.tracking._store import (
@@ -44,7 +46,13 @@ from mlflow_imbalance.tracking._store import (
     store_failure,
 )
 from mlflow_imbalance.tracking.headline import DEFAULT_N_BOOTSTRAP
-from mlflow_imbalance.tracking.log import LoggedCounts, PendingLog, _log_scores, log_scores
+from mlflow_imbalance.tracking.log import (
+    LoggedCounts,
+    PendingLog,
+    _log_scores,
+    _names_logged,
+    log_scores,
+)
 from mlflow_imbalance.tracking.summary import labels_digest, scores_digest
 
 logger = logging.getLogger(__name__)
@@ -70,6 +78,7 @@ class _AutologConfig:
     prevalences: Any = None
     costs: Any = None
     max_captures_per_run: int = 20
+    name: str = "test"
 
 
 _config = _AutologConfig()
@@ -293,8 +302,7 @@ def _capture(source: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> 
                 return
             full = len(seen) >= _config.max_captures_per_run
             if not full:
-                n = len(seen) + 1
-                name = "autolog" if n == 1 else f"autolog_{n}"
+                name = _capture_name(_config.name, set(seen.values()) | _names_logged(run_id))
                 seen[digest] = name
         if full:
             _warn_once(
@@ -343,6 +351,20 @@ def _capture(source: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> 
                 _warn(message)
     except Exception as exc:
         _warn(f"mlflow-imbalance autolog: could not log scores from {source}: {exc!r}")
+
+
+def _capture_name(base: str, taken: set[str]) -> str:
+    """The first of ``base``, ``base_2``, ``base_3``, ... not in ``taken``.
+
+    ``taken``: this run's earlier captures and the sets this process logged into the run
+    (e.g. an explicit ``log_scores(name="test")``), which a capture must not replace.
+    """
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}_{n}" in taken:
+        n += 1
+    return f"{base}_{n}"
 
 
 def _make_function_wrapper(original: Callable[..., Any], source: str) -> Callable[..., Any]:
@@ -516,6 +538,8 @@ def autolog(
     prevalences: Any = None,
     costs: Any = None,
     max_captures_per_run: int = 20,
+    name: str = "test",
+    **renamed: Any,
 ) -> None:
     """Capture binary scores passed to scikit-learn's ranking metrics inside an active run.
 
@@ -523,10 +547,14 @@ def autolog(
     ``roc_curve``, ``precision_recall_curve``, ``det_curve`` and of
     ``RocCurveDisplay``/``PrecisionRecallDisplay`` ``.from_predictions``/``.from_estimator``
     made inside an active MLflow run are logged with :func:`log_scores` at capture time, under
-    ``autolog``, ``autolog_2``, ... (identical captures — same labels, scores and weights — are
-    logged once per run). Multiclass/multilabel calls and calls outside a run are ignored. The
-    user's call always returns sklearn's own result; a logging failure (bad data, unreachable
-    server) becomes a warning (a debug log when ``silent``).
+    ``name`` (``"test"``, as every entry point: the set is whatever data was scored), then
+    ``test_2``, ``test_3``, ... for further distinct captures in the run (identical captures —
+    same labels, scores and weights — are logged once per run). A name this process already
+    logged into the run (e.g. an explicit ``log_scores(name="test")``) is skipped; the
+    summary's ``source`` is ``"autolog"`` and ``captured_from`` names the call.
+    Multiclass/multilabel calls and calls outside a run are ignored. The user's call always
+    returns sklearn's own result; a logging failure (bad data, unreachable server) becomes a
+    warning (a debug log when ``silent``).
 
     Limitation: functions are patched as attributes of ``sklearn.metrics`` (as
     ``mlflow.sklearn.autolog`` does), so a name bound with ``from sklearn.metrics import
@@ -546,7 +574,12 @@ def autolog(
         prevalences: passed to :func:`log_scores`.
         costs: passed to :func:`log_scores`.
         max_captures_per_run: most distinct captures logged per run.
+        name: name of the first capture's counts set in a run (``imbalance/<name>/``).
+        **renamed: old spellings, accepted with a ``FutureWarning``: ``prevalence=`` (now
+            ``prevalences=``), ``cost_fp=`` / ``cost_fn=`` (now ``costs=``).
     """
+    if renamed:
+        prevalences, costs = _renamed_arguments(renamed, prevalences, costs, "autolog")
     with _lock:
         if disable:
             _config.enabled = False
@@ -556,6 +589,7 @@ def autolog(
         # validate now, so bad options fail at autolog() and not silently at capture time
         _check_prevalences(prevalences)
         _check_costs(costs)
+        _check_name(name)
         _resolve_keep_scores(keep_scores, 0)
         if int(max_captures_per_run) < 1:
             raise ValueError(f"max_captures_per_run must be >= 1, got {max_captures_per_run!r}")
@@ -566,6 +600,7 @@ def autolog(
         _config.prevalences = prevalences
         _config.costs = costs
         _config.max_captures_per_run = int(max_captures_per_run)
+        _config.name = name
         try:
             _patch()
         except ImportError:

@@ -107,11 +107,19 @@ def _fmt(value: Any, digits: int = 4) -> str:
     return f"{v:,.{digits}g}"
 
 
+def _fmt_threshold(value: Any) -> str:
+    """A threshold as the verdict writes it (4 significant digits); +inf: "none (flag nothing)"."""
+    if value is not None and math.isinf(float(value)) and float(value) > 0:
+        return "none (flag nothing)"
+    return _fmt(value, 4)
+
+
 @functools.lru_cache(maxsize=1)
 def _card_template() -> Any:
     """The compiled card template, once per process (compiling it cost ~25 ms a call)."""
     env = _template_env()
     env.filters["fmt"] = _fmt
+    env.filters["threshold"] = _fmt_threshold
     return env.get_template("run_card.html.j2")
 
 
@@ -161,13 +169,7 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
             thr, tpr, fpr = mc["threshold"], mc["tpr"], mc["fpr"]
             cis = (_ci(mc.get("precision")), _ci(mc.get("recall")))
             p_iv = (mc.get("precision") or {}).get("interval")
-            rule = (
-                f"lowest expected cost with C_FP = {_fmt(costs['fp'])}, "
-                f"C_FN = {_fmt(costs['fn'])}: normalised cost "
-                f"{_fmt(mc['normalized_expected_cost'], 3)}"
-                f"{_ci({'interval': mc.get('normalized_expected_cost_interval')})}, "
-                "where 1 is every case wrong"
-            )
+            rule = _cost_rule(mc, costs)
         else:
             thr, tpr = row["max_f1_threshold"], row["recall_at_max_f1"]["value"]
             prec = row["precision_at_max_f1"]["value"]
@@ -202,6 +204,21 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
             )
         out.append(text)
     return out
+
+
+def _cost_rule(mc: dict[str, Any], costs: dict[str, float]) -> str:
+    """The report verdict's words for the lowest expected cost, per ``per_cases(η)`` cases.
+
+    ``lowest expected cost, 409 [385, 433] per 10,000 cases with C_FP = 1, C_FN = 100``: the
+    value is ``min_cost.expected_cost_per_cases`` of the summary, the value of the MLflow key
+    ``imb/min_cost_per_10k <η> <name>``.
+    """
+    interval = {"interval": mc.get("expected_cost_per_cases_interval")}
+    return (
+        f"lowest expected cost, {_fmt(mc['expected_cost_per_cases'], 3)}{_ci(interval)} per "
+        f"{int(mc['per_cases']):,} cases with C_FP = {_fmt(costs['fp'])}, "
+        f"C_FN = {_fmt(costs['fn'])}"
+    )
 
 
 def _ci(point: dict[str, Any] | None) -> str:

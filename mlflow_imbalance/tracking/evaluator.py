@@ -9,7 +9,9 @@ store) becomes a warning and the default evaluator's results are untouched. Set
 ``evaluator_config={"imbalance": {"strict": True}}`` to get the errors instead.
 
 Configuration keys (``evaluator_config["imbalance"]``, or the flat config when
-``evaluators=None``): ``name`` (default ``"test"``), ``prevalences``, ``costs``,
+``evaluators=None``): ``name`` (default ``"test"``, as every entry point), ``prevalences``,
+``costs`` (the old spellings ``prevalence``, ``cost_fp`` / ``cost_fn`` work with a
+``FutureWarning``),
 ``keep_scores``, ``log_figures``, ``n_bootstrap`` (count-bootstrap replicates for the AP /
 PR-AUC / max-F1 headline intervals; 0 turns them off, default 200), ``seed`` (the bootstrap's
 seed, recorded in ``summary.json``; None draws a fresh one), ``pos_label`` (shared with MLflow's
@@ -37,6 +39,7 @@ from typing import Any
 import numpy as np
 from mlflow.models.evaluation.base import EvaluationResult, ModelEvaluator
 
+from mlflow_imbalance.tracking._checks import _renamed_options
 from mlflow_imbalance.tracking._store import TrackingServerUnreachable, fail_fast_http
 from mlflow_imbalance.tracking.log import log_scores
 
@@ -48,6 +51,9 @@ _CONFIG_KEYS = (
     "name",
     "prevalences",
     "costs",
+    "prevalence",  # old spellings: renamed with a FutureWarning (tracking._checks._RENAMED)
+    "cost_fp",
+    "cost_fn",
     "keep_scores",
     "log_figures",
     "n_bootstrap",
@@ -182,6 +188,7 @@ class ImbalanceEvaluator(ModelEvaluator):
                 'name the evaluator (evaluators=[..., "imbalance"]) to log them anyway'
             )
         kwargs = {k: config[k] for k in _CONFIG_KEYS if k in config}
+        kwargs = _renamed_options(kwargs, "evaluator_config['imbalance']", stacklevel=2)
         with fail_fast_http():  # a server dying mid-upload costs seconds, not minutes
             logged = log_scores(y, scores, pos_label=pos_label, run_id=run_id, **kwargs)
         return EvaluationResult(metrics=dict(logged.metrics), artifacts={}, run_id=run_id)

@@ -28,6 +28,7 @@ import numpy as np
 from mlflow_imbalance.core import curves as cv
 from mlflow_imbalance.core import metrics as m
 from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.stats.decision import per_cases
 from mlflow_imbalance.tracking._timing import _Timer
 
 __all__ = [
@@ -206,17 +207,22 @@ def _headline(
                 min(float(c.fp[k]), float(c.tp[k])) >= boot_info["min_support"]
             )
         if costs is not None:
+            # the report's verdict's point: the same function, so the same threshold and cost
             op = cv.optimal_operating_point(c, eta, costs["fp"], costs["fn"])
             worst = (1.0 - eta) * costs["fp"] + eta * costs["fn"]
+            per = per_cases(eta)  # the unit of the verdict, the card and the MLflow key
             row["min_cost"] = {
+                "threshold": float(op.threshold),
+                "per_cases": per,
+                "expected_cost_per_cases": float(op.cost) * per,
                 "expected_cost": float(op.cost),
                 "normalized_expected_cost": float(op.cost / worst),
-                "threshold": float(op.threshold),
                 "tpr": float(op.tpr),
                 "fpr": float(op.fpr),
             }
             if "cost" in boot:  # the report's construction (min_cost_interval), same draws
                 lo_c, hi_c = (float(v) for v in boot["cost"][i])
+                row["min_cost"]["expected_cost_per_cases_interval"] = [lo_c * per, hi_c * per]
                 row["min_cost"]["expected_cost_interval"] = [lo_c, hi_c]
                 row["min_cost"]["normalized_expected_cost_interval"] = [lo_c / worst, hi_c / worst]
             if math.isfinite(float(op.threshold)):
@@ -277,7 +283,7 @@ def _headline(
         "threshold": float(f1thr[0]),
         "tpr": t0,
         "fpr": f0,
-        "used_by": ["sweep[].precision", "sweep[].f1"],  # metrics imb/{precision,f1}_op
+        "used_by": ["sweep[].precision", "sweep[].f1"],  # metrics imb/{precision,f1}_op_sweep
     }
 
     low = min(1e-6, *(e / 2 for e in etas))

@@ -11,17 +11,22 @@ end, so every key puts what tells it apart first:
     prefix ``imb/`` groups the charts in the UI's chart view; η is written compactly
     (:func:`eta_label`: ``1e-4``, ``2.5e-3``).
 
-Every key that names no η holds, as its **latest** value (the one the runs table shows and sorts
-by), the value at the test prevalence. The across-prevalence series are the history of those
-same keys: steps ``0 … SWEEP_POINTS-1`` walk the prevalence grid upwards and the last step is the
-test prevalence again, and ``imb/log10_eta <name>`` holds log10 η at every step. Choosing that
-metric as the charts' x axis (chart view → the gear "Configure charts" → X-axis → Metric) draws
-every run's curve over prevalence, overlaid; MLflow sorts the points by the x metric, so the
-closing test-prevalence step falls into place on the curve.
+One unit per number: a key's name says what its value is, in the unit the report, the CLI's
+verdict, the run card and ``summary.json`` show it. Thresholds say which rule chose them
+(``max_f1_threshold``, ``cost_threshold``); the expected cost is per
+:func:`~mlflow_imbalance.stats.decision.per_cases` cases and says so
+(``min_cost_per_10k``, ``min_cost_per_1m``).
 
-Constants of the set (class totals, test prevalence, the fixed operating threshold) are **tags**
-``imb/<what> <name>``, not metrics: they would lead the chart view with identical bars, and
-params cannot change when a set is re-logged.
+Every single-valued key that names no η holds the value at the test prevalence. The
+across-prevalence series have keys of their own, ``imb/<metric>_sweep <name>`` (e.g.
+``imb/ap_sweep test``): steps ``0 … SWEEP_POINTS-1`` walk the prevalence grid upwards, nothing
+else, so MLflow's default chart (x = step) draws a plain curve; ``imb/log10_eta <name>`` holds
+log10 η at the same steps. Choosing that metric as the charts' x axis (chart view → the gear
+"Configure charts" → X-axis → Metric) draws every run's curve over prevalence, overlaid.
+
+Constants of the set (class totals, test prevalence) are **tags** ``imb/<what> <name>``, not
+metrics: they would lead the chart view with identical bars, and params cannot change when a set
+is re-logged.
 """
 
 from __future__ import annotations
@@ -29,16 +34,21 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from mlflow_imbalance.stats.decision import per_cases
+
 __all__ = [
     "METRIC_PREFIX",
     "SWEEP_METRICS",
+    "SWEEP_SUFFIX",
     "X_AXIS_METRIC",
     "constant_tags",
+    "cost_metric",
     "eta_label",
     "flat_metrics",
     "metric_key",
     "parse_metric_key",
     "runs_view_url",
+    "sweep_key",
     "sweep_metrics",
     "tag_key",
 ]
@@ -47,9 +57,12 @@ __all__ = [
 METRIC_PREFIX = "imb/"
 #: The metric holding log10 η at every step of the across-prevalence series (the x axis).
 X_AXIS_METRIC = "log10_eta"
-#: Across-prevalence series: metric key stem -> column of the summary's ``sweep`` rows.
-#: ``precision_op`` and ``f1_op`` keep one operating point fixed (the max-F1 threshold at the
-#: test prevalence); the others re-optimise the threshold at every η.
+#: Appended to a metric's stem for its across-prevalence series: ``imb/ap_sweep test``.
+SWEEP_SUFFIX = "_sweep"
+#: Across-prevalence series: metric stem -> column of the summary's ``sweep`` rows. The series
+#: key is the stem plus :data:`SWEEP_SUFFIX`. ``precision_op`` and ``f1_op`` keep one operating
+#: point fixed (the max-F1 threshold at the test prevalence, metric ``imb/max_f1_threshold
+#: <name>``); the others re-optimise the threshold at every η.
 SWEEP_METRICS: dict[str, str] = {
     "ap": "ap",
     "pr_auc": "pr_auc",
@@ -58,6 +71,8 @@ SWEEP_METRICS: dict[str, str] = {
     "precision_op": "precision",
     "f1_op": "f1",
 }
+#: Short forms of :func:`~mlflow_imbalance.stats.decision.per_cases` in metric names.
+_PER_CASES_LABELS = {10_000: "10k", 1_000_000: "1m"}
 
 
 def eta_label(eta: float) -> str:
@@ -99,16 +114,33 @@ def parse_metric_key(key: str) -> tuple[str, float | None, str] | None:
     return None
 
 
+def sweep_key(name: str, stem: str) -> str:
+    """The key of a metric's across-prevalence series: ``imb/<stem>_sweep <name>``."""
+    return metric_key(name, stem + SWEEP_SUFFIX)
+
+
+def cost_metric(prevalence: float) -> str:
+    """The stem of the expected-cost key at η: ``min_cost_per_10k`` or ``min_cost_per_1m``.
+
+    The value is the lowest expected cost per :func:`~mlflow_imbalance.stats.decision.per_cases`
+    cases (10,000 when η ≥ 1e-3, else 1,000,000), the unit of the report's verdict and the card.
+    """
+    per = per_cases(prevalence)
+    return f"min_cost_per_{_PER_CASES_LABELS.get(per, str(per))}"
+
+
 def flat_metrics(name: str, headline: dict[str, Any]) -> dict[str, float]:
     """The single-valued metrics of a set, from its ``summary.json`` headline.
 
-    At the test prevalence (no η in the key): ``roc_auc``; per prevalence of interest: ``ap``,
-    ``pr_auc``, ``max_f1``, ``prec_f1`` (precision at the max-F1 threshold) and, with costs,
-    ``min_cost`` (normalised expected cost at the optimal operating point);
-    ``tpr_at_fpr_<α>`` per false-positive budget. The test-prevalence values of ``ap`` etc. are
-    the last step of the series
-    (:func:`sweep_metrics`) and are returned here too (the ``EvaluationResult`` of the
-    evaluator carries them).
+    Per row of ``headline["at_prevalence"]`` (no η in the key for the test prevalence, else
+    that η): ``ap``, ``pr_auc``, ``max_f1``, ``prec_f1`` (precision at the max-F1 threshold),
+    ``max_f1_threshold``; with costs ``min_cost_per_10k`` / ``min_cost_per_1m``
+    (:func:`cost_metric`: the lowest expected cost per that many cases, ``min_cost.
+    expected_cost_per_cases`` of the summary), ``cost_threshold`` (the lowest-cost
+    threshold, ``min_cost.threshold``) and ``prec_cost`` (precision at η there), the last two
+    left out when flagging nothing is cheapest (threshold +inf). At the test prevalence also
+    ``roc_auc``, and ``tpr_at_fpr_<α>`` per false-positive budget. Non-finite values are left
+    out.
     """
     flat: dict[str, float] = {metric_key(name, "roc_auc"): headline["roc_auc"]["value"]}
     for row in headline["at_prevalence"]:
@@ -117,65 +149,56 @@ def flat_metrics(name: str, headline: dict[str, Any]) -> dict[str, float]:
         flat[metric_key(name, "pr_auc", eta)] = row["pr_auc"]["value"]
         flat[metric_key(name, "max_f1", eta)] = row["max_f1"]["value"]
         flat[metric_key(name, "prec_f1", eta)] = row["precision_at_max_f1"]["value"]
-        if eta is not None and "min_cost" in row:
-            flat[metric_key(name, "min_cost", eta)] = row["min_cost"]["normalized_expected_cost"]
+        flat[metric_key(name, "max_f1_threshold", eta)] = row["max_f1_threshold"]
+        mc = row.get("min_cost")
+        if mc:
+            flat[metric_key(name, cost_metric(row["prevalence"]), eta)] = mc[
+                "expected_cost_per_cases"
+            ]
+            flat[metric_key(name, "cost_threshold", eta)] = mc["threshold"]
+            if "precision" in mc:
+                flat[metric_key(name, "prec_cost", eta)] = mc["precision"]["value"]
     for budget in headline["tpr_at_fpr"]:
         flat[metric_key(name, f"tpr_at_fpr_{eta_label(budget['max_fpr'])}")] = budget["tpr"][
             "value"
         ]
-    return flat
+    return {k: float(v) for k, v in flat.items() if v is not None and math.isfinite(v)}
 
 
-def sweep_metrics(
-    name: str, series: list[dict[str, float]], headline: dict[str, Any], test_prevalence: float
-) -> list[tuple[str, float, int]]:
-    """The across-prevalence series as ``(key, value, step)``, the test prevalence last.
+def sweep_metrics(name: str, series: list[dict[str, float]]) -> list[tuple[str, float, int]]:
+    """The across-prevalence series as ``(key, value, step)``: the grid in ascending η.
 
-    Steps ``0 … len(series)-1`` are the grid in ascending η; step ``len(series)`` is the test
-    prevalence, so each key's latest value is its value at the test prevalence (equal to the
-    headline row 0: the fixed operating point *is* the max-F1 point there).
+    Steps ``0 … len(series)-1`` only (no closing test-prevalence step, which drew a hook back
+    to the start on MLflow's default step axis): :func:`sweep_key` per
+    :data:`SWEEP_METRICS` stem, and ``imb/log10_eta <name>`` at the same steps.
     """
     rows = sorted(series, key=lambda r: r["prevalence"])
-    test_row = headline["at_prevalence"][0]
-    last = {
-        "ap": test_row["ap"]["value"],
-        "pr_auc": test_row["pr_auc"]["value"],
-        "max_f1": test_row["max_f1"]["value"],
-        "precision_at_max_f1": test_row["precision_at_max_f1"]["value"],
-        "precision": test_row["precision_at_max_f1"]["value"],
-        "f1": test_row["max_f1"]["value"],
-    }
     out: list[tuple[str, float, int]] = []
     x_key = metric_key(name, X_AXIS_METRIC)
-    for step, row in enumerate([*rows, None]):
-        eta = test_prevalence if row is None else row["prevalence"]
-        out.append((x_key, math.log10(eta), step))
+    for step, row in enumerate(rows):
+        out.append((x_key, math.log10(row["prevalence"]), step))
         for stem, column in SWEEP_METRICS.items():
-            value = last[column] if row is None else row[column]
+            value = row[column]
             if value is not None and math.isfinite(value):
-                out.append((metric_key(name, stem), float(value), step))
+                out.append((sweep_key(name, stem), float(value), step))
     return out
 
 
 def constant_tags(name: str, summary: dict[str, Any]) -> dict[str, str]:
-    """Tags holding the set's constants, as strings.
+    """Tags holding the set's constants, as strings: ``n_pos``, ``n_neg``, ``test_prevalence``.
 
-    ``n_pos``, ``n_neg``, ``test_prevalence`` and ``operating_threshold`` (the max-F1 threshold
-    at the test prevalence, the fixed operating point of ``precision_op`` / ``f1_op``).
+    (Before issue 29 a tag ``operating_threshold`` held the max-F1 threshold at the test
+    prevalence; it is the metric ``imb/max_f1_threshold <name>`` now.)
     """
 
     def num(v: float) -> str:
         return str(int(v)) if float(v).is_integer() and abs(v) < 1e15 else f"{float(v):.6g}"
 
-    op = summary["headline"].get("operating_point") or {}
-    tags = {
+    return {
         tag_key(name, "n_pos"): num(summary["n_pos"]),
         tag_key(name, "n_neg"): num(summary["n_neg"]),
         tag_key(name, "test_prevalence"): repr(float(summary["test_prevalence"])),
     }
-    if "threshold" in op:  # repr: the shortest text that reads back as the same float
-        tags[tag_key(name, "operating_threshold")] = repr(float(op["threshold"]))
-    return tags
 
 
 def runs_view_url(tracking_uri: str, experiment_id: str | int) -> str:

@@ -43,6 +43,7 @@ from mlflow_imbalance.tracking._checks import (
     _check_name,
     _check_prevalences,
     _client,
+    _renamed_arguments,
     _resolve_keep_scores,
     _resolve_run,
     _swap_hint,
@@ -141,18 +142,23 @@ def log_scores(
     tracking_uri: str | None = None,
     n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
     seed: int | None = 0,
+    **renamed: Any,
 ) -> LoggedCounts:
     """Log the ROC counts of scores, with metrics, figures and a card, into an MLflow run.
 
     Args:
         y_true: binary labels (bool, int, float or str; list, array or pandas Series).
         y_score: scores, higher meaning more likely positive (finite).
-        name: the set's name: artifacts go to ``imbalance/<name>/``, metrics to
-            ``imbalance/<name>/...``; ``[A-Za-z0-9_.-]``, up to 100 characters.
+        name: the set's name (``"test"``, the default of every entry point, whatever data
+            was scored: validation or test): artifacts go to ``imbalance/<name>/``, metric
+            keys end with it (``imb/ap 1e-4 <name>``); ``[A-Za-z0-9_.-]``, up to 100
+            characters.
         prevalences: prevalences of interest (deployment η), in (0, 1); None =
             :data:`DEFAULT_PREVALENCES`; ``[]`` = only the test prevalence.
-        costs: None, ``(cost_fp, cost_fn)`` or ``{"fp": .., "fn": ..}``: adds the minimum
-            expected cost at each prevalence and sets the figures' iso-performance lines.
+        costs: None, ``(cost_fp, cost_fn)`` or ``{"fp": .., "fn": ..}``: adds the lowest
+            expected cost and its threshold at each prevalence (metrics
+            ``imb/min_cost_per_10k`` / ``imb/min_cost_per_1m`` and ``imb/cost_threshold``) and
+            sets the figures' iso-performance lines.
         run_id: the run to log into (it may be finished); None = the active run (one is started
             if none is active, as ``mlflow.log_metric`` does).
         keep_scores: also store the raw labels and scores (``scores.npz``) for pairing: "auto"
@@ -168,6 +174,8 @@ def log_scores(
             :data:`MIN_N_BOOTSTRAP`). ROC-AUC uses DeLong's variance and needs none.
         seed: seed of the bootstrap (recorded in ``summary.json``); None draws a fresh one,
             which is recorded too.
+        **renamed: old spellings, accepted with a ``FutureWarning``: ``prevalence=`` (now
+            ``prevalences=``), ``cost_fp=`` / ``cost_fn=`` (now ``costs=``).
 
     Returns:
         :class:`LoggedCounts` with the run id, artifact path and the committed summary.
@@ -176,6 +184,8 @@ def log_scores(
         ValueError: on bad input (naming the argument), before anything is logged.
         mlflow.exceptions.MlflowException: unknown or deleted run, or the store failing.
     """
+    if renamed:
+        prevalences, costs = _renamed_arguments(renamed, prevalences, costs, "log_scores")
     return _log_scores(  # type: ignore[return-value]
         y_true,
         y_score,
@@ -274,6 +284,7 @@ def log_counts(
     tracking_uri: str | None = None,
     n_bootstrap: int = DEFAULT_N_BOOTSTRAP,
     seed: int | None = 0,
+    **renamed: Any,
 ) -> LoggedCounts:
     """Log already-computed counts (Spark, accumulators, synthetic positives) into a run.
 
@@ -294,10 +305,13 @@ def log_counts(
         tracking_uri: see :func:`log_scores`.
         n_bootstrap: see :func:`log_scores`.
         seed: see :func:`log_scores`.
+        **renamed: see :func:`log_scores`.
 
     Returns:
         :class:`LoggedCounts`.
     """
+    if renamed:
+        prevalences, costs = _renamed_arguments(renamed, prevalences, costs, "log_counts")
     if not isinstance(counts, RocCounts):
         raise TypeError(f"counts must be a RocCounts, got {type(counts).__name__}")
     _check_log_options(
@@ -400,6 +414,15 @@ def _write_scores(path: Path, scores: Scores) -> None:
                 np.lib.format.write_array(fh, arr, allow_pickle=False)
 
 
+#: run id -> names of the sets logged into it by this process (autolog skips them).
+_logged_names: dict[str, set[str]] = {}
+
+
+def _names_logged(run_id: str) -> set[str]:
+    """Names of the counts sets this process has logged (or queued) into ``run_id``."""
+    return set(_logged_names.get(run_id, ()))
+
+
 def _log(
     counts: RocCounts,
     *,
@@ -429,6 +452,7 @@ def _log(
     run_id = _resolve_run(client, run_id)
     run_name = client.get_run(run_id).info.run_name  # the card's title
     artifact_path = f"{ARTIFACT_ROOT}/{name}"
+    _logged_names.setdefault(run_id, set()).add(name)  # set.add is atomic under the GIL
     if defer is not None:
         # the training thread stops here: the counts are computed; the rest runs in the worker
         if scores is not None:  # the caller may reuse its buffers once we return
@@ -486,7 +510,7 @@ def _write_and_upload(
                 counts, name, etas, cost, n_boot=n_boot, seed=seed, timer=timer
             )
             flat = keys.flat_metrics(name, headline)
-            steps = keys.sweep_metrics(name, series, headline, float(counts.prevalence))
+            steps = keys.sweep_metrics(name, series)
         for table in (timer.parts, timer.cpu):  # report the intervals apart from the metrics
             table["metrics"] -= table.get("intervals", 0.0)
         # lossless up to MAX_STORED_THRESHOLDS, then the bounded-error reduction (its error is
@@ -577,13 +601,8 @@ def _write_and_upload(
             import time
 
             now = int(time.time() * 1000)
-            # the series' keys get their test-prevalence value as their last step, not here
-            series_keys = {k for k, _, _ in steps}
-            batch = [
-                Metric(k, float(v), now, 0)
-                for k, v in flat.items()
-                if math.isfinite(v) and k not in series_keys
-            ]
+            # single values at step 0; the sweep under its own keys, steps in ascending η
+            batch = [Metric(k, float(v), now, 0) for k, v in flat.items()]
             batch.extend(Metric(k, v, now, step) for k, v, step in steps)
             tags = [RunTag(k, v) for k, v in keys.constant_tags(name, summary).items()]
             for i in range(0, max(len(batch), 1), 1000):

@@ -22,7 +22,13 @@ Schema (``schema == "mlflow-imbalance/summary"``, ``schema_version == 1``), keys
   high] or null), "method"}``; ``methods`` (metric -> method text); ``bootstrap`` (``n_boot``,
   ``seed``, ``interval``, ``thinned_to``, ``max_tpr_error``, ``max_fpr_error``,
   ``max_estimate_shift``, ...) or null; ``operating_point`` (the fixed threshold of the
-  ``precision_op`` / ``f1_op`` series); ``tpr_at_fpr``. Not checked beyond being an object.
+  ``precision_op`` / ``f1_op`` series); ``tpr_at_fpr``. With costs each row has ``min_cost``:
+  ``threshold`` (the lowest-cost threshold, the verdict's), ``per_cases`` and
+  ``expected_cost_per_cases`` (the lowest expected cost per that many cases, the unit of the
+  report, the card and the MLflow key), ``expected_cost`` (per case),
+  ``normalized_expected_cost`` (divided by the cost of getting every case wrong), their
+  intervals, ``tpr``, ``fpr``, ``precision``, ``recall``. Not checked beyond being an object
+  (docs/format.md lists every key).
 - ``files``: ``{filename: {"sha256": hex, "bytes": int, "role": str}}``; ``roc_counts.npz`` is
   always listed (role ``"counts"``).
 - ``scores``: None, or ``{"file": "scores.npz", "n": int, "digest": "sha256:<hex>"}`` when the

@@ -1,0 +1,322 @@
+"""One number, one unit (issue 29): every entry point logs under one name, and the threshold, the
+expected cost and the precision at a deployment prevalence read the same in ``summary.json``,
+the MLflow metrics, the run card, the report (its HTML and ``report.verdict``) and the CLI.
+
+Reference values are computed here from scikit-learn, never taken from our own output: the
+lowest expected cost C_FP·FPR·(1−η) + C_FN·(1−TPR)·η over the points of ``roc_curve``, times the
+cases it is quoted per (10,000 when η ≥ 1e-3, else 1,000,000), and precision at η as
+``precision_score`` with the negatives re-weighted to η. Everything runs on a real SQLite
+tracking store (the ``tracking_uri`` fixture); nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import warnings
+from pathlib import Path
+
+import mlflow
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from mlflow.tracking import MlflowClient
+from sklearn import metrics as skm  # through the module: autolog() finds no stale names
+
+import mlflow_imbalance as mi
+from mlflow_imbalance import tracking
+from mlflow_imbalance.report.cli import main
+
+COSTS = {"fp": 1, "fn": 100}
+ETAS = (1e-4, 1e-3)
+#: the η of each deployment prevalence as the card's and the report's sentences write it
+ETA_CARD = {1e-4: "10⁻⁴", 1e-3: "10⁻³"}
+ETA_REPORT = {1e-4: "1e-4", 1e-3: "0.001"}
+NUMBER = r"-?[\d,]*\.?\d+(?:e-?\d+)?"
+
+
+def _data(seed: int = 0, n: int = 20_000, prevalence: float = 0.05):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < prevalence).astype(int)
+    y[:2] = [0, 1]
+    return y, rng.normal(size=n) + 2.0 * y
+
+
+def _per(eta: float) -> int:
+    """Cases a cost is quoted per, written out here: 10,000 when η ≥ 1e-3, else 10⁶."""
+    return 10_000 if eta >= 1e-3 else 1_000_000
+
+
+def _weights(y: np.ndarray, eta: float) -> np.ndarray:
+    """Sample weights that move the test set to prevalence η (negatives re-weighted)."""
+    n_pos, n_neg = y.sum(), (1 - y).sum()
+    return np.where(y == 1, 1.0, n_pos * (1 - eta) / (eta * n_neg))
+
+
+def _reference(y: np.ndarray, s: np.ndarray, eta: float) -> dict[str, float]:
+    """The cost-optimal point at η from scikit-learn: threshold, cost per N cases, precision."""
+    fpr, tpr, thr = skm.roc_curve(y, s, drop_intermediate=False)
+    cost = COSTS["fp"] * fpr * (1 - eta) + COSTS["fn"] * (1 - tpr) * eta
+    k = int(np.flatnonzero(cost == cost.min())[0])  # the lowest FPR on ties
+    assert np.isfinite(thr[k]), "the data must make some threshold cheaper than flagging nothing"
+    w = _weights(y, eta)
+    return {
+        "threshold": float(thr[k]),
+        "cost": float(cost[k]) * _per(eta),
+        "precision": float(skm.precision_score(y, s >= thr[k], sample_weight=w)),
+    }
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _agrees(shown: str, value: float) -> bool:
+    """Whether ``shown`` (e.g. ``"6,426"``, ``"0.0424"``, ``"3.1e-5"``) is ``value`` rounded."""
+    text = shown.replace(",", "")
+    mantissa, _, exponent = text.partition("e")
+    decimals = len(mantissa.partition(".")[2]) - (int(exponent) if exponent else 0)
+    return abs(float(text) - value) <= 0.5 * 10.0**-decimals * (1 + 1e-9)
+
+
+def _text(markup: str) -> str:
+    """The visible text of HTML (tags dropped, entities decoded, spaces collapsed)."""
+    markup = re.sub(r"<(script|style)\b.*?</\1>", " ", markup, flags=re.S)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", markup)))
+
+
+def _sentence(text: str, eta: float, card: bool) -> dict[str, str]:
+    """Threshold, cost, its unit and precision as the first verdict at η in ``text`` shows them.
+
+    The sentence (report.verdict, the CLI, the card, the report's live verdict) reads "At η =
+    1e-4: ship A at threshold 0.8637 (lowest expected cost, 6,426 [...] per 1,000,000 cases
+    with C_FP = 1, C_FN = 100). Per 1,000,000 cases: ... precision 0.0424 ..."; the report's
+    printed verdict lays the same numbers out as "... at threshold 0.8637 Expected cost: 6,426
+    [...] per 1,000,000 cases. ... Precision 0.0424".
+    """
+    eta_shown = ETA_CARD[eta] if card else ETA_REPORT[eta]
+    start = re.search(rf"At η = {eta_shown}(?: \(deployment\))? ?:", text)
+    assert start is not None, f"no verdict at η = {eta} in {text[:2000]!r}"
+    part = text[start.end() :]
+    part = part[: part.find("At η =")] if "At η =" in part else part
+    found = {
+        "threshold": re.search(rf"threshold ({NUMBER})", part),
+        "cost": re.search(rf"(?:lowest expected cost, |Expected cost: )({NUMBER})", part),
+        "per": re.search(r"per ([\d,]+) cases(?: with C_FP = 1, C_FN = 100\))?", part),
+        "precision": re.search(rf"[Pp]recision ({NUMBER})", part),
+    }
+    assert all(found.values()), (eta, found, part[:600])
+    assert "C_FP = 1, C_FN = 100" in part or not card, part[:600]
+    return {k: m.group(1) for k, m in found.items()}
+
+
+@pytest.fixture
+def logged(tracking_uri):
+    y, s = _data()
+    with mlflow.start_run(run_name="one-unit") as run:
+        res = mi.log_scores(y, s, prevalences=list(ETAS), costs=COSTS, n_bootstrap=50)
+    return {"run_id": run.info.run_id, "y": y, "s": s, "summary": res.summary, "uri": tracking_uri}
+
+
+def test_threshold_cost_and_precision_agree_everywhere(logged, tmp_path: Path):
+    run_id, y, s = logged["run_id"], logged["y"], logged["s"]
+    client = MlflowClient()
+    metrics = client.get_run(run_id).data.metrics
+    summary = mi.load_summary(run_id)
+    rows = {r["prevalence"]: r for r in summary["headline"]["at_prevalence"]}
+    local = client.download_artifacts(run_id, "imbalance/test/card.html", str(tmp_path))
+    card = _text(Path(local).read_text(encoding="utf-8"))
+
+    report = mi.build_report([run_id], n_bootstrap=200, output=tmp_path / "report.html")
+    report_html = _text((tmp_path / "report.html").read_text(encoding="utf-8"))
+    verdicts = {v.prevalence: v for v in report.verdict}
+
+    out = tmp_path / "cli.html"
+    res = CliRunner().invoke(
+        main,
+        ["report", "--run-id", run_id, "--tracking-uri", logged["uri"], "--bootstrap", "200",
+         "-o", str(out), "--quiet"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    # --quiet drops the summary line and the verdict: print it as the CLI does
+    res = CliRunner().invoke(
+        main,
+        ["report", "--run-id", run_id, "--tracking-uri", logged["uri"], "--bootstrap", "200",
+         "-o", str(out)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    cli = res.output
+
+    for eta in ETAS:
+        ref = _reference(y, s, eta)
+        label = tracking.eta_label(eta)
+        unit = {10_000: "10k", 1_000_000: "1m"}[_per(eta)]
+        mc = rows[eta]["min_cost"]
+        # summary.json: full numbers, and the per-N value labelled with its N
+        assert mc["threshold"] == ref["threshold"]
+        assert mc["per_cases"] == _per(eta)
+        assert mc["expected_cost_per_cases"] == pytest.approx(ref["cost"], rel=1e-12)
+        assert mc["expected_cost"] * _per(eta) == pytest.approx(ref["cost"], rel=1e-12)
+        assert mc["precision"]["value"] == pytest.approx(ref["precision"], rel=1e-12)
+        # MLflow: the same numbers, under keys that say what they are and in which unit
+        assert metrics[f"imb/cost_threshold {label} test"] == ref["threshold"]
+        assert metrics[f"imb/min_cost_per_{unit} {label} test"] == pytest.approx(
+            ref["cost"], rel=1e-12
+        )
+        assert metrics[f"imb/prec_cost {label} test"] == pytest.approx(ref["precision"], rel=1e-12)
+        assert not any(k.startswith("imb/min_cost ") for k in metrics)  # no unit-less cost key
+        # the report's verdict object and its sentences: HTML, card, CLI
+        v = verdicts[eta]
+        assert v.criterion_key == "cost" and v.per == _per(eta)
+        assert v.threshold == ref["threshold"]
+        assert v.value * v.per == pytest.approx(ref["cost"], rel=1e-12)
+        assert v.precision == pytest.approx(ref["precision"], rel=1e-12)
+        shown = {
+            "report.verdict": _sentence(v.text, eta, card=False),
+            "report HTML": _sentence(report_html, eta, card=False),
+            "CLI": _sentence(cli, eta, card=False),
+            "card": _sentence(card, eta, card=True),
+        }
+        for where, got in shown.items():
+            assert _number(got["per"]) == _per(eta), where
+            for what in ("threshold", "cost", "precision"):
+                assert _agrees(got[what], ref[what]), (where, what, got[what], ref[what])
+        # and to the character: one formatter's output, wherever it is shown
+        assert len({tuple(sorted(got.items())) for got in shown.values()}) == 1, shown
+        # the card's table: the verdict's threshold, labelled, and the cost in the same unit
+        cell = rf"{ETA_REPORT[eta] if eta == 1e-3 else '1e-4'} .*?"
+        assert re.search(
+            cell
+            + re.escape(f" {shown['card']['threshold']} {shown['card']['cost']} [")
+            + rf"[^\]]*\] per {_per(eta):,} cases",
+            card,
+        ), card[:3000]
+    assert "threshold (lowest expected cost)" in card
+
+
+def test_card_threshold_is_the_max_f1_one_without_costs(tracking_uri, tmp_path: Path):
+    y, s = _data(seed=3, n=8000)
+    with mlflow.start_run() as run:
+        mi.log_scores(y, s, prevalences=[1e-3], n_bootstrap=0)
+    metrics = MlflowClient().get_run(run.info.run_id).data.metrics
+    local = MlflowClient().download_artifacts(
+        run.info.run_id, "imbalance/test/card.html", str(tmp_path)
+    )
+    card = _text(Path(local).read_text(encoding="utf-8"))
+    p, r, thr = skm.precision_recall_curve(y, s, sample_weight=_weights(y, 1e-3))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = np.where(p[:-1] + r[:-1] > 0, 2 * p[:-1] * r[:-1] / (p[:-1] + r[:-1]), 0.0)
+    best = float(thr[np.flatnonzero(f1 == f1.max())].max())
+    assert metrics["imb/max_f1_threshold 1e-3 test"] == best
+    assert not any("cost" in k for k in metrics)
+    sentence = re.search(rf"At η = 10⁻³ \(deployment\): threshold ({NUMBER}) \(highest F1", card)
+    assert sentence is not None and _agrees(sentence.group(1), best)
+    table = card[card.index("threshold (max F1)") :]
+    row = re.search(r"0\.001 (?:\S+(?: \[[^\]]*\])? ){5}(" + NUMBER + r")", table)  # 6th cell
+    assert row is not None and row.group(1) == sentence.group(1), card[:3000]
+
+
+def test_every_entry_point_logs_under_test_by_default(tracking_uri):
+    from mlflow_imbalance.tracking import autologging
+
+    y, s = _data(seed=1, n=1200)
+    X = np.c_[s, np.random.default_rng(1).normal(size=y.size)]
+    kw = {"log_figures": False, "n_bootstrap": 0, "prevalences": []}
+    names = {}
+    with mlflow.start_run() as run:
+        names["log_scores"] = mi.log_scores(y, s, **kw).name
+    mi.autolog(log_figures=False, prevalences=[])
+    try:
+        with mlflow.start_run() as run:
+            skm.roc_auc_score(y, s)
+        names["autolog"] = list(mi.list_counts(run.info.run_id))
+    finally:
+        mi.autolog(disable=True)
+        autologging._captures.clear()
+    xgb = pytest.importorskip("xgboost")
+    from mlflow_imbalance.integrations.xgboost import ImbalanceCallback as XGBCallback
+
+    with mlflow.start_run() as run:
+        xgb.train(
+            {"objective": "binary:logistic", "nthread": 1, "max_depth": 2},
+            xgb.DMatrix(X, label=y),
+            num_boost_round=2,
+            callbacks=[XGBCallback(X, y, **kw)],
+        )
+    names["xgboost"] = list(mi.list_counts(run.info.run_id))
+    lgb = pytest.importorskip("lightgbm")
+    from mlflow_imbalance.integrations.lightgbm import ImbalanceCallback as LGBCallback
+
+    with mlflow.start_run() as run:
+        lgb.train(
+            {"objective": "binary", "verbose": -1, "num_threads": 1, "num_leaves": 4},
+            lgb.Dataset(X, y),
+            num_boost_round=2,
+            callbacks=[LGBCallback(X, y, **kw)],
+        )
+    names["lightgbm"] = list(mi.list_counts(run.info.run_id))
+    assert names == {
+        "log_scores": "test",
+        "autolog": ["test"],
+        "xgboost": ["test"],
+        "lightgbm": ["test"],
+    }
+
+
+def test_sweep_has_no_repeated_final_step(logged):
+    client = MlflowClient()
+    run_id = logged["run_id"]
+    x = sorted(client.get_metric_history(run_id, "imb/log10_eta test"), key=lambda p: p.step)
+    etas = 10 ** np.array([p.value for p in x])
+    assert [p.step for p in x] == list(range(tracking.SWEEP_POINTS))
+    assert np.all(np.diff(etas) > 0) and etas[-1] == pytest.approx(0.5)
+    for stem in ("ap", "pr_auc", "max_f1", "prec_f1", "precision_op", "f1_op"):
+        h = client.get_metric_history(run_id, f"imb/{stem}_sweep test")
+        assert sorted(p.step for p in h) == list(range(tracking.SWEEP_POINTS)), stem
+    # the test-prevalence value is a single value of the plain key
+    for stem in ("ap", "pr_auc", "max_f1", "prec_f1"):
+        assert len(client.get_metric_history(run_id, f"imb/{stem} test")) == 1, stem
+
+
+def test_two_column_predict_proba_suggests_the_positive_column(tracking_uri):
+    y, s = _data(seed=2, n=50)
+    proba = np.c_[1 - s, s]
+    with pytest.raises(ValueError, match=r"y_score must be one-dimensional.*y_score\[:, 1\]"):
+        mi.log_scores(y, proba)
+    with pytest.raises(ValueError, match=r"y_score\[:, 1\]"):
+        mi.RocCounts.from_scores(y, proba)
+
+
+def test_old_argument_spellings_warn_and_keep_working(tracking_uri):
+    lgb = pytest.importorskip("lightgbm")
+    from mlflow_imbalance.integrations.lightgbm import ImbalanceCallback
+
+    y, s = _data(seed=4, n=1000)
+    kw = {"log_figures": False, "n_bootstrap": 0}
+    with mlflow.start_run() as run:
+        with pytest.warns(FutureWarning, match=r"log_scores\(prevalence=\.\.\.\).*prevalences="):
+            mi.log_scores(y, s, prevalence=1e-3, **kw)
+        with pytest.warns(FutureWarning, match=r"use costs=\{'fp': 2, 'fn': 50\}"):
+            mi.log_scores(y, s, name="b", cost_fp=2, cost_fn=50, **kw)
+        with pytest.warns(FutureWarning, match=r"ImbalanceCallback\(cost_fp=.*use costs="):
+            cb = ImbalanceCallback(s[:, None], y, name="c", cost_fn=20, **kw)
+        lgb.train(
+            {"objective": "binary", "verbose": -1, "num_threads": 1},
+            lgb.Dataset(s[:, None], y),
+            num_boost_round=2,
+            callbacks=[cb],
+        )
+    held = mi.list_counts(run.info.run_id)
+    assert held["test"]["prevalences"] == [1e-3]
+    assert held["b"]["costs"] == {"fp": 2.0, "fn": 50.0}
+    assert held["c"]["costs"] == {"fp": 1.0, "fn": 20.0}  # a missing one counts 1
+    with pytest.warns(FutureWarning, match=r"autolog\(prevalence=\.\.\.\)"):
+        mi.autolog(prevalence=1e-3, log_figures=False)
+    mi.autolog(disable=True)
+    with pytest.raises(ValueError, match="give prevalences= only"):
+        mi.log_scores(y, s, prevalence=1e-3, prevalences=[1e-2])
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['costz'\]"):
+        mi.log_scores(y, s, costz=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new spellings do not warn
+        ImbalanceCallback(s[:, None], y, prevalences=[1e-3], costs=COSTS)
