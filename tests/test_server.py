@@ -87,7 +87,7 @@ def test_round_trip_through_artifact_proxy(server_uri):
     auc_key = tracking.metric_key("test", "roc_auc")
     assert metrics[auc_key] == pytest.approx(res.metrics[auc_key])
     history = MlflowClient().get_metric_history(run_id, tracking.metric_key("test", "log10_eta"))
-    assert len(history) == tracking.SWEEP_POINTS + 1  # the grid, then the test prevalence
+    assert len(history) == tracking.SWEEP_POINTS  # the grid only: no test-prevalence step
 
 
 def test_bad_input_logs_nothing_on_server(server_uri):

@@ -103,7 +103,8 @@ class Verdict:
         run: name of the recommended run.
         criterion: ``"expected cost"`` or the primary metric's label (``"AP"``, ...).
         criterion_key: ``"cost"``, ``"ap"``, ``"pr_auc"``, ``"max_f1"`` or ``"roc_auc"``.
-        value: the recommended run's value of the criterion at η, with ``value_low`` /
+        value: the recommended run's value of the criterion at η (expected cost per case; the
+            text and the page show it per ``per`` cases), with ``value_low`` /
             ``value_high``: its interval in the tables (None without one: weighted counts,
             no bootstrap, or ROC-AUC's when that is the criterion and untabled).
         threshold: score threshold to deploy (predict positive when ``score >= threshold``):
