@@ -17,7 +17,7 @@ ROOT = "mlflow_imbalance"
 
 #: Layers, bottom first. A module may import its own layer and any layer below it.
 LAYERS = (
-    ("_version", "_csp"),
+    ("_version", "_csp", "_numbers"),
     ("core",),
     ("stats",),
     ("plots",),

@@ -29,9 +29,8 @@ from mlflow_imbalance.report.cli import main
 
 COSTS = {"fp": 1, "fn": 100}
 ETAS = (1e-4, 1e-3)
-#: the η of each deployment prevalence as the card's and the report's sentences write it
-ETA_CARD = {1e-4: "10⁻⁴", 1e-3: "10⁻³"}
-ETA_REPORT = {1e-4: "1e-4", 1e-3: "0.001"}
+#: the η of each deployment prevalence as the card's and the report's sentences write it (one way)
+ETA_CARD = ETA_REPORT = {1e-4: "1e-4", 1e-3: "0.001"}
 NUMBER = r"-?[\d,]*\.?\d+(?:e-?\d+)?"
 
 
@@ -191,7 +190,7 @@ def test_threshold_cost_and_precision_agree_everywhere(logged, tmp_path: Path):
             + rf"[^\]]*\] per {_per(eta):,} cases",
             card,
         ), card[:3000]
-    assert "threshold (lowest expected cost)" in card
+    assert " cost threshold " in card
 
 
 def test_card_threshold_is_the_max_f1_one_without_costs(tracking_uri, tmp_path: Path):
@@ -209,9 +208,9 @@ def test_card_threshold_is_the_max_f1_one_without_costs(tracking_uri, tmp_path: 
     best = float(thr[np.flatnonzero(f1 == f1.max())].max())
     assert metrics["imb/max_f1_threshold 1e-3 test"] == best
     assert not any("cost" in k for k in metrics)
-    sentence = re.search(rf"At η = 10⁻³ \(deployment\): threshold ({NUMBER}) \(highest F1", card)
+    sentence = re.search(rf"At η = 0.001 \(deployment\): threshold ({NUMBER}) \(highest F1", card)
     assert sentence is not None and _agrees(sentence.group(1), best)
-    table = card[card.index("threshold (max F1)") :]
+    table = card[card.index("max-F1 threshold") :]
     row = re.search(r"0\.001 (?:\S+(?: \[[^\]]*\])? ){5}(" + NUMBER + r")", table)  # 6th cell
     assert row is not None and row.group(1) == sentence.group(1), card[:3000]
 

@@ -325,7 +325,7 @@ def test_card_and_figures(tracking_uri, tmp_path: Path):
         assert f"[{_fmt(lo, 3)}, {_fmt(hi, 3)}]" in card
     assert "DeLong" in card and "count bootstrap" in card and "seed 0" in card
     assert _fmt(h["operating_point"]["threshold"]) in card
-    assert "<th>threshold (lowest expected cost)</th>" in card and "normalised cost" not in card
+    assert ">cost threshold</th>" in card and "normalised cost" not in card
     # the methods table names each interval's own method (TPR at a budget is not max-F1's)
     assert h["methods"]["tpr_at_fpr"] == "clopper-pearson 95%"
     assert all(b["tpr"]["method"] == "clopper-pearson 95%" for b in h["tpr_at_fpr"])
@@ -363,7 +363,8 @@ def test_card_and_figures(tracking_uri, tmp_path: Path):
         plo, phi = mc["expected_cost_per_cases_interval"]
         shown = f"{_fmt(mc['expected_cost_per_cases'], 3)} [{_fmt(plo, 3)}, {_fmt(phi, 3)}]"
         assert f"lowest expected cost, {shown} per {per:,} cases with C_FP = 1, C_FN = 20" in card
-        assert f'[{_fmt(plo, 3)}, {_fmt(phi, 3)}]</span><span class="ci">per {per:,} cases' in card
+        unit = f'<span class="unit">per {per:,} cases'
+        assert f"[{_fmt(plo, 3)}, {_fmt(phi, 3)}]</span>{unit}" in card
         # the table's threshold column is the sentence's threshold (lowest cost here)
         assert f"<td>{_fmt(mc['threshold'], 4)}</td>" in card
         p, r = mc["precision"], mc["recall"]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from mlflow_imbalance._csp import CONTENT_SECURITY_POLICY
+from mlflow_imbalance._numbers import fmt_eta, fmt_number, fmt_sci
 
 logger = logging.getLogger(__name__)
 
@@ -52,35 +53,9 @@ DRAW_POINTS = 2000
 
 
 # ---------------------------------------------------------------------------------- formatting
-def _fmt(x: Any, digits: int = 4) -> str:
-    """A number for the table: ``digits`` significant digits, '—' for missing/NaN."""
-    if x is None:
-        return "—"
-    x = float(x)
-    if not math.isfinite(x):
-        return "—" if math.isnan(x) else ("∞" if x > 0 else "−∞")
-    if x == 0:
-        return "0"
-    a = abs(float(f"{x:.{digits}g}"))  # the branch follows the shown value: 9.9999e-4 -> 0.001
-    if 1e-3 <= a < 10**digits and "e" not in (s := f"{x:,.{digits}g}"):
-        return s  # thousands separated, as in the branch below (9,999.7 rounds up: below)
-    if 10 ** (digits - 1) <= a < 1e9:
-        return f"{x:,.0f}"
-    return _fmt_sci(x, digits - 1)
-
-
-def _fmt_sci(x: float, digits: int = 2) -> str:
-    mant, exp = f"{x:.{digits}e}".split("e")
-    mant = mant.rstrip("0").rstrip(".")
-    return f"{mant}e{int(exp)}"
-
-
-def _fmt_eta(x: float) -> str:
-    """A prevalence: plain for ≥ 0.001, otherwise ``1e-4`` / ``2.5e-5`` style."""
-    x = float(x)
-    if x >= 1e-3:
-        return f"{x:.3g}"
-    return _fmt_sci(x, 2)
+_fmt = fmt_number
+_fmt_sci = fmt_sci
+_fmt_eta = fmt_eta
 
 
 def _fmt_int(x: Any) -> str:

@@ -17,6 +17,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from mlflow_imbalance._numbers import fmt_eta, fmt_number
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.stats.decision import chance_level, per_cases
 
@@ -88,23 +89,8 @@ def _template_env() -> Any:
     )
 
 
-def _fmt(value: Any, digits: int = 4) -> str:
-    if value is None:
-        return "–"
-    v = float(value)
-    if not math.isfinite(v):
-        return "–"
-    if v.is_integer() and abs(v) < 1e15:
-        return f"{int(v):,}"
-    a = abs(float(f"{v:.{digits}g}"))  # the branch follows the shown value: 9.9999e-4 -> 0.001
-    if 10 ** (digits - 1) <= a < 1e9:
-        return f"{v:,.0f}"  # whole units: 1,235 (not 1.235e3 or a rounded-up 1e+04)
-    if v != 0 and (a < 1e-3 or a >= 1e9):
-        mantissa, exponent = f"{v:.{digits - 1}e}".split("e")
-        if "." in mantissa:
-            mantissa = mantissa.rstrip("0").rstrip(".")
-        return f"{mantissa}e{int(exponent)}"
-    return f"{v:,.{digits}g}"
+#: Numbers and prevalences are written as in the report (:mod:`mlflow_imbalance._numbers`).
+_fmt = fmt_number
 
 
 def _fmt_threshold(value: Any) -> str:
@@ -138,15 +124,7 @@ def _render_card(summary: dict[str, Any], figure_dir: Path, figures: dict[str, s
     return template.render(s=summary, figures=images, title=title, verdict=_verdict(summary))
 
 
-def _eta_text(eta: float) -> str:
-    """η for prose: ``0.0297``, ``1e-3`` as ``10⁻³``, ``2.5e-4`` as ``2.5×10⁻⁴``."""
-    sup = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-    if eta >= 1e-2:
-        return f"{eta:.3g}"
-    mantissa, exponent = f"{eta:.2e}".split("e")
-    mantissa = mantissa.rstrip("0").rstrip(".")
-    power = f"10{str(int(exponent)).translate(sup)}"
-    return power if mantissa == "1" else f"{mantissa}×{power}"
+_eta_text = fmt_eta
 
 
 def _count(x: float) -> str:
