@@ -50,37 +50,20 @@ def decision_note(
     chosen = [a for a in anchors if not a.is_test]
     changing = [f for f in flips if f.changes_verdict]
     if changing:
-        sig = [f for f in changing if f.significant]
-        untested = [f for f in changing if f.significant is None]
-        parts = []
-        if test is not None:
-            moved = [a for a in chosen if a.winner != test.winner]
-            if moved:
-                parts.append(
-                    f"by {criterion}, {test.winner} is best at the test prevalence "
-                    f"({feta(test.eta)}) but "
-                    + "; ".join(f"{a.winner} at η = {feta(a.eta)}" for a in moved)
-                )
-        inner = {w for f in changing for w in f.within}
-        if inner:
-            parts.append(
-                "within the deployment range the winner changes ("
-                + "; ".join(
-                    f"η* ≈ {feta(f.eta)}: {f.below} below, {f.above} above"
-                    for f in changing if f.within
-                )
-                + ")"
-            )  # fmt: skip
-        where = "; ".join(parts)
-        where = where[:1].upper() + where[1:]
-        if sig:
+
+        def at(a: Anchor) -> str:
+            return f"the test prevalence ({feta(a.eta)})" if a.is_test else feta(a.eta)
+
+        listing = "; ".join(f"{a.winner} at {at(a)}" for a in sorted(anchors, key=lambda a: a.eta))
+        where = f"Best by {criterion}: {listing}"
+        if any(f.significant for f in changing):
             return _note(
                 "danger",
                 "The decision depends on the prevalence.",
                 f"{where} (significant). Decide at the deployment prevalence, as the verdict "
                 "does; the test-set ranking does not carry over.",
             )
-        if untested:
+        if any(f.significant is None for f in changing):
             return _note(
                 "danger",
                 "The decision may depend on the prevalence.",
@@ -89,7 +72,7 @@ def decision_note(
         return _note(
             "warning",
             "The winner changes within noise.",
-            f"{where}, not significantly: the verdict's pick is a statistical tie there.",
+            f"{where}; not significantly: where the winner changes, it is a statistical tie.",
         )
     winners = {a.winner for a in anchors}
     if len(anchors) < 2 or len(winners) != 1:
@@ -157,7 +140,7 @@ def data_notes(
                 "warning",
                 "Small test set:",
                 f"precision at a chosen η is uncertain by over ±{ADEQUACY_TOLERANCE:.0%} for "
-                f"{names_short(small, 8)}.",
+                + ("every run." if len(small) == len(runs) > 1 else f"{names_short(small, 3)}."),
             )
         )
     inexact = [r.name for r in runs if not r.counts.is_exact]
