@@ -520,10 +520,10 @@ def specs(
     keys = [criterion] if criterion != "roc_auc" else ["ap"]
     if costs_given and "ap" not in keys:
         keys.append("ap")
-    elif criterion != "roc_auc":
-        # the criterion's chart sits by the PR chart in the live section; the evidence beside
-        # the ROC chart is the other kind of metric: max-F1 (one threshold) for an area, AP
-        # for max-F1
+    else:
+        # the criterion's chart (AP under ROC-AUC, which does not move with η) sits by the PR
+        # chart in the live section; the evidence beside the ROC chart is the other kind of
+        # metric: max-F1 (one threshold) for an area, AP for max-F1
         keys.append("ap" if criterion == "max_f1" else "max_f1")
     labels = {"cost": "Expected cost per case", "ap": "AP", "pr_auc": "PR-AUC", "max_f1": "max-F1"}
     for k in keys:
