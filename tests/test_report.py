@@ -1326,7 +1326,7 @@ def test_a_tie_says_how_much_more_data_would_separate_the_runs():
     n_pos = float(f"{int(y.sum()) * k:.2g}")
     n_neg = float(f"{int((~y).sum()) * k:.2g}")
     assert (
-        f"about {shown}× the test data (≈ {n_pos:,.0f} positives and {n_neg:,.0f} negatives)"
+        f"About {shown}× the test data (≈ {n_pos:,.0f} positives, {n_neg:,.0f} negatives)"
         in (v.more_data)
     ), (v.more_data, k)
 

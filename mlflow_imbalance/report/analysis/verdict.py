@@ -200,7 +200,7 @@ def _more_data(z: float | None, conf: float, a: RocCounts, b: RocCounts, fint: A
     if z is None or not math.isfinite(z):
         return ""
     if z == 0:
-        return "The two runs are indistinguishable here; more data of the same kind will not help."
+        return "Identical here: more data of the same kind will not separate them."
     zc = _sps.norm.ppf(1 - (1 - conf) / 2) + _sps.norm.ppf(POWER)
     k = (zc / abs(z)) ** 2
     n_pos = min(a.n_pos, b.n_pos) * k
@@ -208,10 +208,9 @@ def _more_data(z: float | None, conf: float, a: RocCounts, b: RocCounts, fint: A
     # a rough figure (the observed difference taken as the true one): two significant digits
     times = _two_digits(k)
     return (
-        f"If the difference is real, about {fint(times) if times >= 10 else f'{times:g}'}× "
-        "the test data (≈ "
-        f"{fint(_two_digits(n_pos))} positives and {fint(_two_digits(n_neg))} negatives) "
-        f"would show it as significant ({POWER:.0%} power)."
+        f"About {fint(times) if times >= 10 else f'{times:g}'}× the test data (≈ "
+        f"{fint(_two_digits(n_pos))} positives, {fint(_two_digits(n_neg))} negatives) would "
+        f"separate them if the difference is real ({POWER:.0%} power)."
     )
 
 
