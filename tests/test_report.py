@@ -1375,3 +1375,31 @@ def test_a_failing_stage_for_one_run_leaves_the_rest_of_the_report(monkeypatch):
         rep = build_report(counts, **kw)
     assert "No ranking flips for all runs:" in [w["title"] for w in rep.context["warnings"]]
     assert rep.verdict and rep.context["tables"]
+
+
+def test_only_the_crossing_that_changes_the_verdict_is_marked():
+    """Between a chosen η (winner X) and the test prevalence (winner A) the best run changes
+    three times (X -> A -> L -> A): only the crossing where X stops being best changes the
+    verdict; the A/L crossings further on cancel out and are not marked."""
+    from mlflow_imbalance.report.analysis.decision import (
+        Anchor,
+        DecisionFlip,
+        WinnerMap,
+        decision_flips,
+    )
+
+    flips = [DecisionFlip(1.3e-3, "X", "A"), DecisionFlip(0.018, "A", "L"),
+             DecisionFlip(0.06, "L", "A")]  # fmt: skip
+    wmap = WinnerMap([(1e-5, 1.3e-3, "X"), (1.3e-3, 0.018, "A"), (0.018, 0.06, "L"),
+                      (0.06, 0.5, "A")], flips)  # fmt: skip
+    anchors = [Anchor(1e-3, "X"), Anchor(0.0968, "A", is_test=True)]
+    calls = []
+
+    def test(run, other, eta):
+        calls.append((run, other, eta))
+        return True, "p < 0.001"
+
+    out = decision_flips(wmap, anchors, test, str)
+    assert [f.changes_at for f in out] == [[1e-3], [], []]
+    assert [f.significant for f in out] == [True, None, None]
+    assert calls == [("X", "A", 1e-3)]

@@ -6,9 +6,11 @@ primary metric). Its flip warnings speak of that criterion only:
 - the **winner map**: which run is best by the criterion on each stretch of the report's η
   range, and the η* where that changes (a sign change of the two runs' criterion difference on
   the report's grid, refined with Brent's method on the exact values);
-- a boundary **changes the verdict** at a chosen η when it lies between the test prevalence
-  and that η and the winners at the two ends differ (the test-set winner would be the wrong
-  pick there), or between two chosen prevalences with different winners;
+- a boundary **changes the verdict** at a chosen η when the winners at the test prevalence
+  and that η differ (the test-set winner would be the wrong pick there) and it is where the
+  chosen η's winner stops being best, walking towards the test prevalence (crossings further
+  on, between other runs, cancel out); likewise between two chosen prevalences with
+  different winners;
 - it is **significant** when the verdict's own test says so: the winner at the chosen η
   beats the test-prevalence winner there (the same test, and so the same p-value, the verdict
   reports when that run is its runner-up). Inside the deployment range both ends must hold.
@@ -165,30 +167,39 @@ def decision_flips(
     def describe(run: str, other: str, eta: float) -> str:
         return f"{run} vs {other} at η = {feta(eta)}: {cache[(run, other, eta)][1]}"
 
-    for f in wmap.flips:
-        results: list[bool | None] = []
-        if test_anchor is not None:
-            for a in chosen:
-                lo, hi = sorted((a.eta, test_anchor.eta))
-                if a.winner != test_anchor.winner and lo < f.eta < hi:
-                    f.changes_at.append(a.eta)
-                    results.append(verdict_test(a.winner, test_anchor.winner, a.eta))
-                    f.tests.append(describe(a.winner, test_anchor.winner, a.eta))
-        for a, b in itertools.pairwise(chosen):
-            if a.winner != b.winner and a.eta < f.eta < b.eta:
-                f.within.append((a.eta, b.eta))
-                both = [
-                    verdict_test(a.winner, b.winner, a.eta),
-                    verdict_test(b.winner, a.winner, b.eta),
-                ]
-                f.tests.append(describe(a.winner, b.winner, a.eta))
-                f.tests.append(describe(b.winner, a.winner, b.eta))
-                results.append(
-                    None if None in both and False not in both else all(x is True for x in both)
+    results: dict[int, list[bool | None]] = {}
+
+    def first_boundary(frm: float, to: float) -> DecisionFlip | None:
+        """The boundary where the winner at ``frm`` stops being best, walking towards ``to``."""
+        lo, hi = sorted((frm, to))
+        inside = [f for f in wmap.flips if lo < f.eta < hi]
+        return min(inside, key=lambda f: abs(math.log(f.eta / frm)), default=None)
+
+    if test_anchor is not None:
+        for a in chosen:
+            f = first_boundary(a.eta, test_anchor.eta) if a.winner != test_anchor.winner else None
+            if f is not None:
+                f.changes_at.append(a.eta)
+                results.setdefault(id(f), []).append(
+                    verdict_test(a.winner, test_anchor.winner, a.eta)
                 )
-        if results:
+                f.tests.append(describe(a.winner, test_anchor.winner, a.eta))
+    for a, b in itertools.pairwise(chosen):
+        f = first_boundary(a.eta, b.eta) if a.winner != b.winner else None
+        if f is not None:
+            f.within.append((a.eta, b.eta))
+            both = [
+                verdict_test(a.winner, b.winner, a.eta),
+                verdict_test(b.winner, a.winner, b.eta),
+            ]
+            f.tests += [describe(a.winner, b.winner, a.eta), describe(b.winner, a.winner, b.eta)]
+            results.setdefault(id(f), []).append(
+                None if None in both and False not in both else all(x is True for x in both)
+            )
+    for f in wmap.flips:
+        r = results.get(id(f))
+        if r:
             f.significant = (
-                True if any(r is True for r in results)
-                else None if any(r is None for r in results) else False
-            )  # fmt: skip
+                True if any(x is True for x in r) else None if any(x is None for x in r) else False
+            )
     return wmap.flips
