@@ -102,8 +102,8 @@ def _counts():
 BUILD_REPORT_CASES = [
     ({"seed": -1}, r"seed must be a non-negative integer"),
     ({"prevalences": "0.01"}, r"prevalences must be a number or a sequence"),
-    ({"cost_fp": "2"}, r"cost_fp"),
-    ({"cost_fn": -1.0}, r"cost_fn"),
+    ({"costs": {"fp": "2", "fn": 1}}, r"costs\['fp'\]"),
+    ({"costs": (1, -1.0)}, r"costs\[1\] \(cost_fn\)"),
     ({"confidence": 1.5}, r"confidence"),
     ({"n_bootstrap": 10}, r"n_bootstrap must be 0 \(off\) or at least 50"),
     ({"prevalence_range": "1e-2:1e-5"}, r"prevalence_range"),
@@ -131,7 +131,7 @@ def test_build_report_output_directory_refused_before_work(tmp_path):
 def test_build_report_accepts_numpy_scalars(tmp_path):
     from mlflow_imbalance.report.build import build_report
 
-    report = build_report({"a": _counts()}, cost_fp=np.float32(2), cost_fn=np.int64(5),
+    report = build_report({"a": _counts()}, costs=(np.float32(2), np.int64(5)),
                           seed=np.int64(1), n_bootstrap=0)  # fmt: skip
     assert report.context["runs"]
 
