@@ -583,4 +583,9 @@ def specs(
         ]
         out[f"chart-sweep-{k}"] = sp
     del criterion_label
+    # legend columns by the longest run name: three columns of long names ran off the chart
+    longest = max((len(n) for n in lead), default=0)
+    columns = 3 if longest <= 18 else 2 if longest <= 32 else 1
+    for sp in out.values():
+        sp["config"]["legend"]["columns"] = columns
     return out
