@@ -9,6 +9,11 @@ the archive's member names and uncompressed sizes are checked, so a foreign or o
 This module works on arrays and plain fields only; :class:`RocCounts` builds itself from
 :func:`decode` (``RocCounts.from_bytes``, ``RocCounts.load``), so imports point one way:
 ``counts`` → ``format``.
+
+The score counts of an unlabeled production batch (``production/<batch>.npz``, format
+``mlflow-imbalance/score-counts`` version 1) are written and read the same way:
+:func:`save_score_counts` / :func:`load_score_counts` (fields for
+``ScoreCounts.from_arrays``; ``core.production`` is not imported here).
 """
 
 from __future__ import annotations
@@ -35,12 +40,19 @@ __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "MAX_ARCHIVE_BYTES",
+    "MAX_META_BYTES",
     "MAX_THRESHOLDS_RATIO",
+    "SCORE_COUNTS_FORMAT_NAME",
+    "SCORE_COUNTS_FORMAT_VERSION",
     "MemberSpec",
     "decode",
+    "decode_score_counts",
     "encode",
+    "encode_score_counts",
+    "load_score_counts",
     "read_archive",
     "read_npy_archive",
+    "save_score_counts",
     "write_atomic",
 ]
 
@@ -501,3 +513,195 @@ def read_archive(path: str | os.PathLike[str]) -> bytes:
     if size > MAX_ARCHIVE_BYTES:
         raise ValueError(f"{p} is {size} bytes, above the limit of {MAX_ARCHIVE_BYTES}")
     return p.read_bytes()
+
+
+# ---------------------------------------------------------------------------- score counts
+#: Format name of a production batch's score counts (``production/<batch>.npz``, docs/format.md).
+SCORE_COUNTS_FORMAT_NAME = "mlflow-imbalance/score-counts"
+SCORE_COUNTS_FORMAT_VERSION = 1
+#: Largest ``meta`` member (UTF-8 JSON bytes) written or read.
+MAX_META_BYTES = 1 << 16
+
+_SCORE_COUNTS_SPEC: dict[str, MemberSpec] = {
+    "format": MemberSpec(("<U",), 0),
+    "format_version": MemberSpec(("<i8",), 0),
+    "batch": MemberSpec(("<U",), 0),
+    "thresholds": MemberSpec(("<f8",), 1, 1, max_ratio=MAX_THRESHOLDS_RATIO),
+    "n_above": MemberSpec(("<i8",), 1, 1, same_length_as="thresholds"),
+    "n": MemberSpec(("<i8",), 0),
+    "max_share_error": MemberSpec(("<f8",), 0),
+    "meta": MemberSpec(("|u1",), 1, 0),
+}
+
+
+def _meta_bytes(meta: Mapping[str, Any] | None) -> bytes:
+    import json
+
+    if meta is not None and not isinstance(meta, Mapping):
+        raise ValueError(f"meta must be a mapping or None, got {type(meta).__name__}")
+    try:
+        text = json.dumps(dict(meta or {}), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"meta must be JSON-serialisable (finite numbers): {exc}") from None
+    data = text.encode("utf-8")
+    if len(data) > MAX_META_BYTES:
+        raise ValueError(f"meta is {len(data)} bytes as JSON, above the limit of {MAX_META_BYTES}")
+    return data
+
+
+def encode_score_counts(
+    sc: Any,
+    *,
+    batch: str,
+    meta: Mapping[str, Any] | None = None,
+    max_share_error: float = 0.0,
+) -> bytes:
+    """Serialise score counts to the bytes of a version-1 ``score-counts`` ``.npz`` archive.
+
+    Args:
+        sc: a :class:`~mlflow_imbalance.core.production.ScoreCounts` (anything with
+            ``to_arrays()`` giving ``thresholds``, ``n_above`` and ``n``).
+        batch: the batch label stored with the counts (1-256 characters).
+        meta: JSON entries stored with the counts (at most :data:`MAX_META_BYTES` as JSON).
+        max_share_error: largest error of the share ``q(t)`` introduced by dropping thresholds
+            (0 = exact; see docs/format.md).
+
+    Raises:
+        ValueError: naming the argument, for counts or options the reader would refuse.
+    """
+    arrays = sc.to_arrays()
+    if not isinstance(batch, str) or not 1 <= len(batch) <= _UNICODE_MAX_CHARS:
+        raise ValueError(f"batch must be a string of 1-{_UNICODE_MAX_CHARS} characters: {batch!r}")
+    err = float(max_share_error)
+    if not 0.0 <= err <= 1.0:
+        raise ValueError(f"max_share_error must lie in [0, 1], got {max_share_error!r}")
+    fields = {
+        "thresholds": np.asarray(arrays["thresholds"], dtype="<f8"),
+        "n_above": np.asarray(arrays["n_above"], dtype="<i8"),
+        "n": np.asarray(arrays["n"], dtype="<i8").reshape(()),
+    }
+    _check_score_invariants(fields, "sc")
+    buf = io.BytesIO()
+    np.savez_compressed(
+        buf,
+        format=np.array(SCORE_COUNTS_FORMAT_NAME),
+        format_version=np.array(SCORE_COUNTS_FORMAT_VERSION, dtype="<i8"),
+        batch=np.array(batch),
+        max_share_error=np.array(err, dtype="<f8"),
+        meta=np.frombuffer(_meta_bytes(meta), dtype=np.uint8),
+        **fields,
+    )
+    return buf.getvalue()
+
+
+def _check_score_invariants(arrays: Mapping[str, np.ndarray], source: str) -> None:
+    """The docs/format.md invariants of score counts (exact cumulative counts, distinct scores)."""
+    thr, cnt, n = arrays["thresholds"], arrays["n_above"], int(arrays["n"])
+    if thr.size == 0 or thr.size != cnt.size:
+        raise ValueError(
+            f"{source}: thresholds and n_above must be non-empty and of the same length, "
+            f"got {thr.size} and {cnt.size}"
+        )
+    bad = np.flatnonzero(~np.isfinite(thr))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{source}: thresholds must be finite: thresholds[{i}]={thr[i].item()!r}")
+    down = np.flatnonzero(thr[1:] >= thr[:-1])
+    if down.size:
+        i = int(down[0])
+        raise ValueError(
+            f"{source}: thresholds must be strictly descending: thresholds[{i + 1}]="
+            f"{thr[i + 1].item()!r} follows thresholds[{i}]={thr[i].item()!r}"
+        )
+    if cnt[0] < 1:
+        raise ValueError(f"{source}: n_above[0] must be >= 1 (a stored score), got {cnt[0]}")
+    flat = np.flatnonzero(cnt[1:] <= cnt[:-1])
+    if flat.size:
+        i = int(flat[0])
+        raise ValueError(
+            f"{source}: n_above must be strictly increasing (each threshold is a score some case "
+            f"has): n_above[{i + 1}]={cnt[i + 1].item()} <= n_above[{i}]={cnt[i].item()}"
+        )
+    if n < 1 or cnt[-1] != n:
+        raise ValueError(
+            f"{source}: n_above[-1]={cnt[-1].item()} must equal n={n} (the lowest score is "
+            "always kept), and n must be >= 1"
+        )
+
+
+def decode_score_counts(data: bytes, source: str = "score counts archive") -> dict[str, Any]:
+    """Parse and validate the bytes of a score-counts archive, in bounded memory.
+
+    Read as :func:`decode` reads ROC counts (:func:`read_npy_archive`: member names, dtypes,
+    shapes, declared lengths and compression ratio checked before anything is inflated), then
+    the format, the version and the invariants of docs/format.md.
+
+    Returns:
+        ``{"thresholds", "n_above", "n", "batch", "max_share_error", "meta"}``: the first three
+        are the arguments of ``ScoreCounts.from_arrays``.
+
+    Raises:
+        ValueError: naming ``source`` and the member, for anything malformed, truncated,
+            oversized or inconsistent.
+    """
+    import json
+
+    arrays = read_npy_archive(data, _SCORE_COUNTS_SPEC, source=source)
+    fmt = str(arrays["format"])
+    if fmt != SCORE_COUNTS_FORMAT_NAME:
+        raise ValueError(
+            f"{source} has format {fmt[:100]!r}, expected {SCORE_COUNTS_FORMAT_NAME!r}"
+        )
+    version = int(arrays["format_version"])
+    if version != SCORE_COUNTS_FORMAT_VERSION:
+        hint = "upgrade the package" if version > SCORE_COUNTS_FORMAT_VERSION else "not valid"
+        raise ValueError(
+            f"{source} has format_version {version}; this mlflow-imbalance reads version "
+            f"{SCORE_COUNTS_FORMAT_VERSION} ({hint})"
+        )
+    _check_score_invariants(arrays, source)
+    err = float(arrays["max_share_error"])
+    if not 0.0 <= err <= 1.0:
+        raise ValueError(f"{source}: max_share_error must lie in [0, 1], got {err!r}")
+    batch = str(arrays["batch"])
+    if not batch:
+        raise ValueError(f"{source}: batch must be a non-empty string")
+    raw = arrays["meta"]
+    if raw.size > MAX_META_BYTES:
+        raise ValueError(f"{source}: meta holds {raw.size} bytes, above {MAX_META_BYTES}")
+    try:
+        meta = json.loads(raw.tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"{source}: meta is not UTF-8 JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{source}: meta must be a JSON object, got {type(meta).__name__}")
+    return {
+        "thresholds": arrays["thresholds"],
+        "n_above": arrays["n_above"],
+        "n": int(arrays["n"]),
+        "batch": batch,
+        "max_share_error": err,
+        "meta": meta,
+    }
+
+
+def save_score_counts(
+    path: str | os.PathLike[str],
+    sc: Any,
+    *,
+    batch: str,
+    meta: Mapping[str, Any] | None = None,
+    max_share_error: float = 0.0,
+) -> Path:
+    """Write score counts atomically to ``path`` (:func:`encode_score_counts`, then rename)."""
+    return write_atomic(
+        encode_score_counts(sc, batch=batch, meta=meta, max_share_error=max_share_error), path
+    )
+
+
+def load_score_counts(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a file written by :func:`save_score_counts` (:func:`decode_score_counts` fields).
+
+    ``ScoreCounts.from_arrays(f["thresholds"], f["n_above"], f["n"])`` builds the counts.
+    """
+    return decode_score_counts(read_archive(path), source=str(path))
