@@ -58,6 +58,10 @@ Modules (imports point down this list; none imports mlflow at import time except
 - :mod:`~mlflow_imbalance.tracking.log`: :func:`log_scores`, :func:`log_counts`;
 - :mod:`~mlflow_imbalance.tracking.load`: :func:`load_summary`, :func:`load_counts`,
   :func:`load_scores`, :func:`list_counts`;
+- :mod:`~mlflow_imbalance.tracking.production`: :func:`log_production_scores` (unlabeled
+  production scores per batch, ``imbalance/<name>/production/<batch>.npz`` + ``.json``, the
+  prevalence estimate as ``imb/eta_est <name>`` and friends at step = batch order),
+  :func:`load_production_counts`, :func:`list_production_batches`;
 - :mod:`~mlflow_imbalance.tracking._worker`: the background logging thread of autolog and the
   callbacks (:func:`flush` waits for it);
 - :mod:`~mlflow_imbalance.tracking.autologging`: :func:`autolog`;
@@ -96,6 +100,12 @@ from mlflow_imbalance.tracking.headline import (
 from mlflow_imbalance.tracking.keys import eta_label, metric_key, runs_view_url
 from mlflow_imbalance.tracking.load import list_counts, load_counts, load_scores, load_summary
 from mlflow_imbalance.tracking.log import LoggedCounts, PendingLog, log_counts, log_scores
+from mlflow_imbalance.tracking.production import (
+    LoggedProduction,
+    list_production_batches,
+    load_production_counts,
+    log_production_scores,
+)
 from mlflow_imbalance.tracking.summary import SUMMARY_FILENAME
 
 __all__ = [
@@ -114,6 +124,7 @@ __all__ = [
     "SWEEP_POINTS",
     "WEIGHTED_METHOD",
     "LoggedCounts",
+    "LoggedProduction",
     "PendingLog",
     "Scores",
     "autolog",
@@ -121,10 +132,13 @@ __all__ = [
     "flush",
     "last_timings",
     "list_counts",
+    "list_production_batches",
     "load_counts",
+    "load_production_counts",
     "load_scores",
     "load_summary",
     "log_counts",
+    "log_production_scores",
     "log_scores",
     "metric_key",
     "runs_view_url",
