@@ -94,51 +94,9 @@ def payload(
     lead_set = set(lead)
     out_runs = []
     for r in runs:
-        c = r.counts
-        p = point[r.name]
-        item: dict[str, Any] = {
-            "name": r.name,
-            "color": swatch[r.name],
-            "lead": r.name in lead_set,
-            "n_pos": float(c.n_pos),
-            "n_neg": float(c.n_neg),
-            "hull": _hull(c),
-            "roc_auc": float(p["roc_auc"]),
-            "link": links.get(r.name, ""),
-        }
-        if criterion in ("ap", "pr_auc"):
-            item["sweep"] = _r(p["sweep"][criterion])
-        lim = unc.candidate_limits(r.name, c) if unc is not None else None
-        if lim is not None:
-            item["limits"] = {
-                "tp": np.round(lim.tp).astype(np.int64).tolist(),
-                "fp": np.round(lim.fp).astype(np.int64).tolist(),
-                "tlo": _r(lim.tpr_low, 9), "thi": _r(lim.tpr_high, 9),
-                "flo": _r(lim.fpr_low, 9), "fhi": _r(lim.fpr_high, 9),
-            }  # fmt: skip
+        item = _run_item(r, point[r.name], swatch, lead_set, unc, criterion, links)
         if r.name in lead_set:
-            d = draw_counts(c, DRAW_POINTS)
-            item["curve"] = {"f": _r(np.r_[0.0, d.fpr]), "t": _r(np.r_[0.0, d.tpr])}
-            item["curve"]["thr"] = _r(np.r_[np.inf, d.thresholds], 6)
-            rb = unc.roc_bands.get(r.name) if unc is not None else None
-            if rb is not None:
-                item["roc_band"] = {"f": _r(rb.grid), "lo": _r(rb.low), "hi": _r(rb.high)}
-                from mlflow_imbalance.stats.bands import pr_band_from_roc
-
-                pb = pr_band_from_roc(rb, 0.5, PR_BAND_RECALL)
-                f_lo, f_hi = pb.extra["fpr_bounds"]
-                item["pr_band"] = {"r": _r(PR_BAND_RECALL), "flo": _r(f_lo), "fhi": _r(f_hi)}
-            item["sweeps"] = {
-                k: _r(p["sweep"][k]) for k in ("ap", "pr_auc", "max_f1") if k in p["sweep"]
-            }
-            if "cost_sweep" in p:
-                item["sweeps"]["cost"] = _r(p["cost_sweep"])
-            bands = {}
-            for k in ("ap", "pr_auc", "max_f1"):
-                b = (unc.bands_for(k) or {}).get(r.name) if unc is not None else None
-                if b is not None:
-                    bands[k] = {"eta": _r(b[0]), "lo": _r(b[1]), "hi": _r(b[2])}
-            item["sweep_bands"] = bands
+            item.update(_drawn(r.name, r.counts, point[r.name], unc))
         out_runs.append(item)
     drawn = [np.asarray(it[k]["f"]) for it in out_runs for k in ("curve", "roc_band") if k in it]
     return {
@@ -150,16 +108,102 @@ def payload(
         "grid": _r(grid),
         "chosen": [float(e) for e in chosen],
         "test": sorted({float(e) for e in test_prev}),
-        "flips": [
-            {
-                "eta": f["eta_value"],
-                "label": f"{f['metric']}: {f['a']} ⇄ {f['b']}",
-                "metric": f["metric_key"],
-            }
-            for f in flips[:200]
-        ],
+        "flips": _flip_marks(flips),
         "runs": out_runs,
     }
+
+
+def _run_item(
+    r: Any,
+    p: Mapping[str, Any],
+    swatch: Mapping[str, str],
+    lead_set: set[str],
+    unc: Any,
+    criterion: str,
+    links: Mapping[str, str],
+) -> dict[str, Any]:
+    """What every run embeds: counts, hull, ROC-AUC, criterion sweep and candidate limits."""
+    c = r.counts
+    item: dict[str, Any] = {
+        "name": r.name,
+        "color": swatch[r.name],
+        "lead": r.name in lead_set,
+        "n_pos": float(c.n_pos),
+        "n_neg": float(c.n_neg),
+        "hull": _hull(c),
+        "roc_auc": float(p["roc_auc"]),
+        "link": links.get(r.name, ""),
+    }
+    if criterion in ("ap", "pr_auc"):
+        item["sweep"] = _r(p["sweep"][criterion])
+    lim = unc.candidate_limits(r.name, c) if unc is not None else None
+    if lim is not None:
+        item["limits"] = _limits(lim)
+    return item
+
+
+def _limits(lim: Any) -> dict[str, Any]:
+    """The candidate thresholds' integer counts and simultaneous TPR / FPR limits."""
+    return {
+        "tp": np.round(lim.tp).astype(np.int64).tolist(),
+        "fp": np.round(lim.fp).astype(np.int64).tolist(),
+        "tlo": _r(lim.tpr_low, 9), "thi": _r(lim.tpr_high, 9),
+        "flo": _r(lim.fpr_low, 9), "fhi": _r(lim.fpr_high, 9),
+    }  # fmt: skip
+
+
+def _drawn(name: str, c: Any, p: Mapping[str, Any], unc: Any) -> dict[str, Any]:
+    """What a leading (drawn) run adds: its thinned curve, ROC / PR bands, sweeps and bands."""
+    d = draw_counts(c, DRAW_POINTS)
+    out: dict[str, Any] = {
+        "curve": {
+            "f": _r(np.r_[0.0, d.fpr]),
+            "t": _r(np.r_[0.0, d.tpr]),
+            "thr": _r(np.r_[np.inf, d.thresholds], 6),
+        }
+    }
+    rb = unc.roc_bands.get(name) if unc is not None else None
+    if rb is not None:
+        out.update(_roc_pr_bands(rb))
+    out["sweeps"] = {k: _r(p["sweep"][k]) for k in ("ap", "pr_auc", "max_f1") if k in p["sweep"]}
+    if "cost_sweep" in p:
+        out["sweeps"]["cost"] = _r(p["cost_sweep"])
+    out["sweep_bands"] = _sweep_bands(name, unc)
+    return out
+
+
+def _roc_pr_bands(rb: Any) -> dict[str, Any]:
+    """The ROC band, and the PR band's FPR bounds at each recall of :data:`PR_BAND_RECALL`."""
+    from mlflow_imbalance.stats.bands import pr_band_from_roc
+
+    pb = pr_band_from_roc(rb, 0.5, PR_BAND_RECALL)
+    f_lo, f_hi = pb.extra["fpr_bounds"]
+    return {
+        "roc_band": {"f": _r(rb.grid), "lo": _r(rb.low), "hi": _r(rb.high)},
+        "pr_band": {"r": _r(PR_BAND_RECALL), "flo": _r(f_lo), "fhi": _r(f_hi)},
+    }
+
+
+def _sweep_bands(name: str, unc: Any) -> dict[str, Any]:
+    """The run's AP / PR-AUC / max-F1 bands against η, by metric (those it has)."""
+    bands = {}
+    for k in ("ap", "pr_auc", "max_f1"):
+        b = (unc.bands_for(k) or {}).get(name) if unc is not None else None
+        if b is not None:
+            bands[k] = {"eta": _r(b[0]), "lo": _r(b[1]), "hi": _r(b[2])}
+    return bands
+
+
+def _flip_marks(flips: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The first 200 flips as the page marks them: η, label and metric key."""
+    return [
+        {
+            "eta": f["eta_value"],
+            "label": f"{f['metric']}: {f['a']} ⇄ {f['b']}",
+            "metric": f["metric_key"],
+        }
+        for f in flips[:200]
+    ]
 
 
 def to_script_json(obj: Any) -> str:
@@ -321,65 +365,85 @@ def _curve_layers(
     tooltip: list[dict[str, Any]],
     step: bool = True,
 ) -> list[dict[str, Any]]:
-    color, dash = _color(lead, colors), _dash(lead, colors)
+    """The layers of one curve per run: its band (when ``band`` names data), line and hover."""
+    color = _color(lead, colors)
     layers: list[dict[str, Any]] = []
     if band is not None:
-        layers.append(
+        layers.append(_band_layer(band, x, y, color, step))
+    layers.append(_line_layer(data, x, y, color, _dash(lead, colors)))
+    layers.append(_hover_layer(data, x, y, tooltip))
+    return layers
+
+
+def _band_layer(
+    band: str, x: dict[str, Any], y: dict[str, Any], color: dict[str, Any], step: bool
+) -> dict[str, Any]:
+    """The shaded band between the ``lo`` and ``hi`` fields of data ``band``."""
+    return {
+        "data": {"name": band},
+        "mark": {"type": "area", "interpolate": "step-after" if step else "linear"},
+        "encoding": {
+            "x": {**x, "field": "x"},
+            "y": {**y, "field": "lo"},
+            "y2": {"field": "hi"},
+            # no legend=None here (it would suppress the runs' legend in the layered
+            # chart) and fillOpacity, not opacity (the legend's stroke symbols keep
+            # full opacity)
+            "color": color,
+            "fillOpacity": _BAND_OPACITY,
+        },
+    }
+
+
+def _line_layer(
+    data: str,
+    x: dict[str, Any],
+    y: dict[str, Any],
+    color: dict[str, Any],
+    dash: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The runs' lines (dashed where a colour repeats); this layer makes the legend."""
+    return {
+        "data": {"name": data},
+        "mark": {"type": "line", "strokeWidth": 2, "clip": True},
+        "encoding": {
+            "x": {**x, "field": "x"},
+            "y": {**y, "field": "y"},
+            "color": color,
+            **({"strokeDash": dash} if dash else {}),
+            # strokeOpacity, not opacity: a conditional opacity on the layer that makes
+            # the legend replaces the legend's own encoding (clickable, faded when hidden)
+            "strokeOpacity": _OPACITY,
+            "order": {"field": "i", "type": "quantitative"},
+        },
+    }
+
+
+def _hover_layer(
+    data: str, x: dict[str, Any], y: dict[str, Any], tooltip: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Invisible points of the shown runs that give the nearest point's tooltip."""
+    return {
+        "data": {"name": data},
+        "mark": {"type": "point", "opacity": 0, "size": 60, "clip": True},
+        "transform": _SHOWN_ONLY,
+        "params": [
             {
-                "data": {"name": band},
-                "mark": {"type": "area", "interpolate": "step-after" if step else "linear"},
-                "encoding": {
-                    "x": {**x, "field": "x"},
-                    "y": {**y, "field": "lo"},
-                    "y2": {"field": "hi"},
-                    # no legend=None here (it would suppress the runs' legend in the layered
-                    # chart) and fillOpacity, not opacity (the legend's stroke symbols keep
-                    # full opacity)
-                    "color": color,
-                    "fillOpacity": _BAND_OPACITY,
+                "name": f"hover_{data}",
+                "select": {
+                    "type": "point",
+                    "on": "pointerover",
+                    "nearest": True,
+                    "clear": "pointerout",
                 },
             }
-        )
-    layers.append(
-        {
-            "data": {"name": data},
-            "mark": {"type": "line", "strokeWidth": 2, "clip": True},
-            "encoding": {
-                "x": {**x, "field": "x"},
-                "y": {**y, "field": "y"},
-                "color": color,
-                **({"strokeDash": dash} if dash else {}),
-                # strokeOpacity, not opacity: a conditional opacity on the layer that makes
-                # the legend replaces the legend's own encoding (clickable, faded when hidden)
-                "strokeOpacity": _OPACITY,
-                "order": {"field": "i", "type": "quantitative"},
-            },
-        }
-    )
-    layers.append(
-        {
-            "data": {"name": data},
-            "mark": {"type": "point", "opacity": 0, "size": 60, "clip": True},
-            "transform": _SHOWN_ONLY,
-            "params": [
-                {
-                    "name": f"hover_{data}",
-                    "select": {
-                        "type": "point",
-                        "on": "pointerover",
-                        "nearest": True,
-                        "clear": "pointerout",
-                    },
-                }
-            ],
-            "encoding": {
-                "x": {**x, "field": "x"},
-                "y": {**y, "field": "y"},
-                "tooltip": tooltip,
-            },
-        }
-    )
-    return layers
+        ],
+        "encoding": {
+            "x": {**x, "field": "x"},
+            "y": {**y, "field": "y"},
+            "tooltip": tooltip,
+        },
+    }
 
 
 def roc_log_axis(fprs: Sequence[np.ndarray]) -> tuple[float, float]:
@@ -428,14 +492,28 @@ def specs(
     ``roc_axis``: ``(x_zero, x_min)`` from :func:`roc_log_axis`; the ROC chart then draws
     FPR = 0 at ``x_zero`` on a tick labelled "0", past a break mark.
     """
-    q = "quantitative"
-    run_tt = _RUN_TOOLTIP
-    out: dict[str, dict[str, Any]] = {}
-    # PR at the current prevalence (live)
-    x = {"type": q, "title": "recall", "scale": {"domain": [0, 1]}}
+    out: dict[str, dict[str, Any]] = {
+        "chart-pr": _pr_spec(lead, colors, has_bands),
+        "chart-roc": _roc_spec(lead, colors, has_bands, roc_axis),
+    }
+    for k in _sweep_keys(criterion, costs_given):
+        out[f"chart-sweep-{k}"] = _sweep_spec(k, criterion, lead, colors, eta_range, has_bands)
+    del criterion_label
+    columns = _legend_columns(lead)
+    for sp in out.values():
+        sp["config"]["legend"]["columns"] = columns
+    return out
+
+
+_Q = "quantitative"
+
+
+def _pr_spec(lead: Sequence[str], colors: Mapping[str, str], has_bands: bool) -> dict[str, Any]:
+    """The precision-recall chart at the current prevalence (live), with the operating points."""
+    x = {"type": _Q, "title": "recall", "scale": {"domain": [0, 1]}}
     # square-root axis: at low η precision stays near 0, where a linear axis flattens every curve
     y = {
-        "type": q,
+        "type": _Q,
         "title": "precision (square-root axis)",
         "scale": {"type": "sqrt", "domain": [0, 1]},
         "axis": {"values": [0, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 0.7, 1], "format": "~g"},
@@ -449,41 +527,54 @@ def specs(
         y,
         "prband" if has_bands else None,
         [
-            run_tt,
-            {"field": "x", "type": q, "title": "recall", "format": ".3f"},
-            {"field": "y", "type": q, "title": "precision", "format": ".4~g"},
-            {"field": "thr", "type": q, "title": "threshold", "format": ".4~g"},
+            _RUN_TOOLTIP,
+            {"field": "x", "type": _Q, "title": "recall", "format": ".3f"},
+            {"field": "y", "type": _Q, "title": "precision", "format": ".4~g"},
+            {"field": "thr", "type": _Q, "title": "threshold", "format": ".4~g"},
         ],
     )
-    pr["layer"].append(
-        {
-            "data": {"name": "op"},
-            "transform": _SHOWN_ONLY,
-            "mark": {
-                "type": "point",
-                "filled": True,
-                "size": 90,
-                "shape": "diamond",
-                "stroke": "#000",
-                "strokeWidth": 0.8,
-            },
-            "encoding": {
-                "x": {**x, "field": "x"},
-                "y": {**y, "field": "y"},
-                "color": _color(lead, colors),
-                "tooltip": [
-                    run_tt,
-                    {"field": "what", "type": "nominal", "title": "point"},
-                    {"field": "x", "type": q, "title": "recall", "format": ".3f"},
-                    {"field": "y", "type": q, "title": "precision", "format": ".4~g"},
-                ],
-            },
-        }
-    )
-    out["chart-pr"] = pr
-    # ROC, log FPR (prevalence-free)
+    pr["layer"].append(_op_layer(lead, colors, x, y))
+    return pr
+
+
+def _op_layer(
+    lead: Sequence[str], colors: Mapping[str, str], x: dict[str, Any], y: dict[str, Any]
+) -> dict[str, Any]:
+    """The PR chart's layer of operating points (diamonds, one per run and point)."""
+    return {
+        "data": {"name": "op"},
+        "transform": _SHOWN_ONLY,
+        "mark": {
+            "type": "point",
+            "filled": True,
+            "size": 90,
+            "shape": "diamond",
+            "stroke": "#000",
+            "strokeWidth": 0.8,
+        },
+        "encoding": {
+            "x": {**x, "field": "x"},
+            "y": {**y, "field": "y"},
+            "color": _color(lead, colors),
+            "tooltip": [
+                _RUN_TOOLTIP,
+                {"field": "what", "type": "nominal", "title": "point"},
+                {"field": "x", "type": _Q, "title": "recall", "format": ".3f"},
+                {"field": "y", "type": _Q, "title": "precision", "format": ".4~g"},
+            ],
+        },
+    }
+
+
+def _roc_spec(
+    lead: Sequence[str],
+    colors: Mapping[str, str],
+    has_bands: bool,
+    roc_axis: tuple[float, float] | None,
+) -> dict[str, Any]:
+    """The ROC chart on a log FPR axis (prevalence-free), with its axis break when given."""
     xr = _roc_x_axis(roc_axis)
-    yr = {"type": q, "title": "true-positive rate (recall)", "scale": {"domain": [0, 1]}}
+    yr = {"type": _Q, "title": "true-positive rate (recall)", "scale": {"domain": [0, 1]}}
     roc = _base("ROC, log FPR", "prevalence-free; the low-FPR end decides precision at small η")
     roc["layer"] = _curve_layers(
         lead,
@@ -493,30 +584,32 @@ def specs(
         yr,
         "rocband" if has_bands else None,
         [
-            run_tt,
-            {"field": "fpr", "type": q, "title": "FPR", "format": ".3~e"},
-            {"field": "y", "type": q, "title": "TPR", "format": ".3f"},
-            {"field": "thr", "type": q, "title": "threshold", "format": ".4~g"},
+            _RUN_TOOLTIP,
+            {"field": "fpr", "type": _Q, "title": "FPR", "format": ".3~e"},
+            {"field": "y", "type": _Q, "title": "TPR", "format": ".3f"},
+            {"field": "thr", "type": _Q, "title": "threshold", "format": ".4~g"},
         ],
     )
     if roc_axis is not None:
-        # the axis break between "0" and the first decade: two strokes across the axis line
-        mid = roc_axis[1] * 10.0 ** (-0.5 * math.log10(roc_axis[1] / roc_axis[0]))
-        roc["layer"].append(
-            {
-                "data": {"values": [{"x": mid, "y": 0.0}]},
-                "mark": {"type": "text", "text": "//", "fontSize": 13, "fontWeight": "bold",
-                         "color": "#444444", "baseline": "middle", "clip": False},
-                "encoding": {"x": {**xr, "field": "x"}, "y": {**yr, "field": "y"}},
-            }
-        )  # fmt: skip
-    out["chart-roc"] = roc
-    # the criterion (and AP) against eta, with the current eta as a rule
-    xe = {
-        "type": q,
-        "title": "prevalence η (log)",
-        "scale": {"type": "log", "domain": [eta_range[0], eta_range[1]]},
-    }
+        roc["layer"].append(_axis_break(roc_axis, xr, yr))
+    return roc
+
+
+def _axis_break(
+    roc_axis: tuple[float, float], xr: dict[str, Any], yr: dict[str, Any]
+) -> dict[str, Any]:
+    """The break mark between "0" and the first decade: two strokes across the axis line."""
+    mid = roc_axis[1] * 10.0 ** (-0.5 * math.log10(roc_axis[1] / roc_axis[0]))
+    return {
+        "data": {"values": [{"x": mid, "y": 0.0}]},
+        "mark": {"type": "text", "text": "//", "fontSize": 13, "fontWeight": "bold",
+                 "color": "#444444", "baseline": "middle", "clip": False},
+        "encoding": {"x": {**xr, "field": "x"}, "y": {**yr, "field": "y"}},
+    }  # fmt: skip
+
+
+def _sweep_keys(criterion: str, costs_given: bool) -> list[str]:
+    """The metrics charted against η: the criterion (AP under ROC-AUC) and one for contrast."""
     keys = [criterion] if criterion != "roc_auc" else ["ap"]
     if costs_given and "ap" not in keys:
         keys.append("ap")
@@ -525,67 +618,97 @@ def specs(
         # chart in the live section; the evidence beside the ROC chart is the other kind of
         # metric: max-F1 (one threshold) for an area, AP for max-F1
         keys.append("ap" if criterion == "max_f1" else "max_f1")
-    labels = {"cost": "Expected cost per case", "ap": "AP", "pr_auc": "PR-AUC", "max_f1": "max-F1"}
-    for k in keys:
-        ye = {"type": q, "title": labels[k]}
-        if k == "cost":
-            ye["scale"] = {"type": "log"}
-        ticks = "the best run changes" if k == criterion else "two runs swap order"
-        sp = _base(f"{labels[k]} against η", f"dashed: chosen η; red ticks: {ticks}", 280)
-        sp["layer"] = [
-            {
-                "data": {"name": "rules"},
-                "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#57606a"},
-                "encoding": {
-                    "x": {**xe, "field": "eta"},
-                    "tooltip": [{"field": "label", "type": "nominal"}],
-                },
+    return keys
+
+
+#: Axis titles of the charts against η.
+_SWEEP_LABELS = {
+    "cost": "Expected cost per case",
+    "ap": "AP",
+    "pr_auc": "PR-AUC",
+    "max_f1": "max-F1",
+}
+
+
+def _sweep_spec(
+    k: str,
+    criterion: str,
+    lead: Sequence[str],
+    colors: Mapping[str, str],
+    eta_range: tuple[float, float],
+    has_bands: bool,
+) -> dict[str, Any]:
+    """The chart of metric ``k`` against η: chosen η rules, flip ticks, curves and current η."""
+    xe = {
+        "type": _Q,
+        "title": "prevalence η (log)",
+        "scale": {"type": "log", "domain": [eta_range[0], eta_range[1]]},
+    }
+    ye = {"type": _Q, "title": _SWEEP_LABELS[k]}
+    if k == "cost":
+        ye["scale"] = {"type": "log"}
+    ticks = "the best run changes" if k == criterion else "two runs swap order"
+    sp = _base(f"{_SWEEP_LABELS[k]} against η", f"dashed: chosen η; red ticks: {ticks}", 280)
+    sp["layer"] = [
+        *_eta_marks(k, xe),
+        *_curve_layers(
+            lead,
+            colors,
+            f"sweep_{k}",
+            xe,
+            ye,
+            f"sweepband_{k}" if has_bands and k != "cost" else None,
+            [
+                _RUN_TOOLTIP,
+                {"field": "x", "type": _Q, "title": "η", "format": ".3~e"},
+                {"field": "y", "type": _Q, "title": _SWEEP_LABELS[k], "format": ".4~g"},
+            ],
+            step=False,
+        ),
+        {
+            "data": {"name": "cur"},
+            # the text colour, not the page's blue accent: a blue rule read as a run's
+            # curve (the palette has a blue) and stayed when that run was hidden
+            "mark": {"type": "rule", "color": "#1b1f24", "strokeWidth": 2},
+            "encoding": {"x": {**xe, "field": "eta"}},
+        },
+    ]
+    return sp
+
+
+def _eta_marks(k: str, xe: dict[str, Any]) -> list[dict[str, Any]]:
+    """The layers under a chart against η: dashed rules at the chosen η, red flip ticks."""
+    return [
+        {
+            "data": {"name": "rules"},
+            "mark": {"type": "rule", "strokeDash": [4, 3], "color": "#57606a"},
+            "encoding": {
+                "x": {**xe, "field": "eta"},
+                "tooltip": [{"field": "label", "type": "nominal"}],
             },
-            {
-                "data": {"name": f"flips_{k}"},
-                "mark": {
-                    "type": "tick",
-                    "color": "#a40e26",
-                    "thickness": 2,
-                    "size": 14,
-                    "orient": "vertical",
-                },
-                "encoding": {
-                    "x": {**xe, "field": "eta"},
-                    "y": {"value": 0},
-                    "tooltip": [
-                        {"field": "label", "type": "nominal", "title": "flip"},
-                        {"field": "eta", "type": q, "title": "η*", "format": ".3~e"},
-                    ],
-                },
+        },
+        {
+            "data": {"name": f"flips_{k}"},
+            "mark": {
+                "type": "tick",
+                "color": "#a40e26",
+                "thickness": 2,
+                "size": 14,
+                "orient": "vertical",
             },
-            *_curve_layers(
-                lead,
-                colors,
-                f"sweep_{k}",
-                xe,
-                ye,
-                f"sweepband_{k}" if has_bands and k != "cost" else None,
-                [
-                    run_tt,
-                    {"field": "x", "type": q, "title": "η", "format": ".3~e"},
-                    {"field": "y", "type": q, "title": labels[k], "format": ".4~g"},
+            "encoding": {
+                "x": {**xe, "field": "eta"},
+                "y": {"value": 0},
+                "tooltip": [
+                    {"field": "label", "type": "nominal", "title": "flip"},
+                    {"field": "eta", "type": _Q, "title": "η*", "format": ".3~e"},
                 ],
-                step=False,
-            ),
-            {
-                "data": {"name": "cur"},
-                # the text colour, not the page's blue accent: a blue rule read as a run's
-                # curve (the palette has a blue) and stayed when that run was hidden
-                "mark": {"type": "rule", "color": "#1b1f24", "strokeWidth": 2},
-                "encoding": {"x": {**xe, "field": "eta"}},
             },
-        ]
-        out[f"chart-sweep-{k}"] = sp
-    del criterion_label
-    # legend columns by the longest run name: three columns of long names ran off the chart
+        },
+    ]
+
+
+def _legend_columns(lead: Sequence[str]) -> int:
+    """Legend columns by the longest run name: three columns of long names ran off the chart."""
     longest = max((len(n) for n in lead), default=0)
-    columns = 3 if longest <= 18 else 2 if longest <= 32 else 1
-    for sp in out.values():
-        sp["config"]["legend"]["columns"] = columns
-    return out
+    return 3 if longest <= 18 else 2 if longest <= 32 else 1
