@@ -7,7 +7,8 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from mlflow_imbalance.report.inputs import (
@@ -60,6 +61,8 @@ def build_report(
     skipped: Sequence[SkippedRun] = (),
     cost_fp: float | None = None,
     cost_fn: float | None = None,
+    production: Any = None,
+    batch: str | None = None,
 ) -> Report:
     """Build the HTML report comparing runs across prevalences.
 
@@ -105,6 +108,14 @@ def build_report(
             (the caller reports them; they are not logged again).
         cost_fp: deprecated (:class:`FutureWarning`), use ``costs=(cost_fp, cost_fn)``.
         cost_fn: deprecated (:class:`FutureWarning`), use ``costs=(cost_fp, cost_fn)``.
+        production: unlabeled production scores to estimate the deployment prevalence from
+            (:func:`~mlflow_imbalance.stats.prevalence.estimate_prevalence`):
+            ``{run name: scores | ScoreCounts | {batch: scores | ScoreCounts}}``. None
+            (default): the batches logged with the runs
+            (:func:`~mlflow_imbalance.log_production_scores`); False: ignore them. With
+            batches, the verdict is also given at the estimated prevalence of ``batch``, and
+            the page says whether the decision holds over the estimate's interval.
+        batch: the production batch the verdict is given at (default: the latest).
 
     Returns:
         The :class:`Report` (``.html``, ``.verdict``, ``.skipped``, ``.notes``,
@@ -120,9 +131,13 @@ def build_report(
         prevalences, prevalence_range, DEFAULT_NAME if name is None else name, fp, fn,
         confidence, n_bootstrap, seed, title, primary_metric, costs_checked=costs is not None,
     )  # fmt: skip
+    prod = _production_input(production)
+    if batch is not None or production is False:
+        opts = replace(opts, batch=None if batch is None else str(batch),
+                       use_production=production is not False)  # fmt: skip
     notify = progress_callback(progress)
     try:
-        return _build(runs_or_counts, opts, output, experiment, notify, skipped, name)
+        return _build(runs_or_counts, opts, output, experiment, notify, skipped, name, prod)
     finally:
         notify.close()
 
@@ -135,6 +150,7 @@ def _build(
     progress: Any,
     skipped: Sequence[SkippedRun],
     name: str | None,
+    production: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Report:
     timings: dict[str, float] = {}
     cpu: dict[str, float] = {}
@@ -154,6 +170,8 @@ def _build(
         reasons = "; ".join(f"{s.name}: {s.reason}" for s in all_skipped[:5]) or "no input"
         raise ValueError(f"runs_or_counts holds no run with valid counts ({reasons})")
     runs = _unique_names(runs)
+    if production:
+        runs = _with_production(runs, production)
     notes = _name_notes(runs, opts.name)
     opts = with_run_defaults(opts, [r.summary for r in runs])
     from mlflow_imbalance.core.validation import validated
@@ -196,6 +214,50 @@ def _build(
     if output is not None:
         report.save(output)
     return report
+
+
+def _production_input(production: Any) -> dict[str, dict[str, Any]] | None:
+    """``production=`` validated: ``{run: {batch: ScoreCounts}}`` (None / False: none given)."""
+    from mlflow_imbalance.core.production import ScoreCounts
+
+    if production is None or production is False:
+        return None
+    if not isinstance(production, Mapping):
+        raise ValueError(
+            "production must map run names to scores, ScoreCounts or {batch: scores}, got "
+            f"{type(production).__name__}"
+        )
+
+    def counts(v: Any, where: str) -> ScoreCounts:
+        if isinstance(v, ScoreCounts):
+            return v
+        try:
+            return ScoreCounts.from_scores(v)
+        except ValueError as exc:
+            raise ValueError(f"production[{where}]: {exc}") from None
+
+    out: dict[str, dict[str, Any]] = {}
+    for run, value in production.items():
+        if isinstance(value, Mapping):
+            out[str(run)] = {str(b): counts(v, f"{run!r}][{b!r}") for b, v in value.items()}
+        else:
+            out[str(run)] = {"1": counts(value, repr(run))}
+    return out
+
+
+def _with_production(
+    runs: Sequence[RunData], production: Mapping[str, Mapping[str, Any]]
+) -> list[RunData]:
+    """The runs with the given production batches attached (by run name or run id)."""
+    known = {r.name for r in runs} | {r.run_id for r in runs if r.run_id}
+    unknown = [k for k in production if k not in known]
+    if unknown:
+        raise ValueError(f"production names runs that are not in the report: {unknown}")
+    return [
+        replace(r, production=production.get(r.name) or production.get(r.run_id or "", {}))
+        if (r.name in production or r.run_id in production) else r
+        for r in runs
+    ]  # fmt: skip
 
 
 def _name_notes(runs: Sequence[RunData], name: str) -> list[str]:

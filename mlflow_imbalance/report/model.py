@@ -50,6 +50,9 @@ class RunData:
     source: str = ""
     experiment_id: str | None = None
     counts_name: str | None = None
+    #: unlabeled production batches of the run's model: ``{batch label: ScoreCounts}``, in
+    #: batch order (:func:`mlflow_imbalance.log_production_scores`)
+    production: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def synthesized(self) -> bool:
@@ -92,6 +95,10 @@ class ReportOptions:
     #: Where the prevalences / costs came from: "argument", "runs" or "" (none).
     prevalences_source: str = ""
     costs_source: str = ""
+    #: the production batch the verdict is given at (None: the latest); False: ignore the
+    #: runs' production batches
+    batch: str | None = None
+    use_production: bool = True
 
 
 @dataclass(frozen=True)

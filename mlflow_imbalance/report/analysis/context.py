@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,15 @@ from mlflow_imbalance.report.analysis import views
 from mlflow_imbalance.report.analysis._common import _Timer, too_small_to_test
 from mlflow_imbalance.report.analysis.charts import MAX_LEAD, payload, specs, swatches
 from mlflow_imbalance.report.analysis.decision import Anchor, decision_flips, winner_map
+from mlflow_imbalance.report.analysis.deployment import (
+    Deployment,
+    deployment_note,
+    drift_spec,
+    estimate_batches,
+    header_rows,
+    holds_over,
+    pick,
+)
 from mlflow_imbalance.report.analysis.flips import (
     decision_rows,
     metric_flips,
@@ -106,14 +115,16 @@ def build_context(
     timer = _Timer(timings, cpu_timings)
     notify = progress or (lambda *_: None)
     failed: list[dict[str, str]] = []  # per-run failures of a stage: the run is judged alone
+    with timer.stage("production"):
+        dep, opts = _deployment_stage(runs, opts)
     with timer.stage("metrics"):
-        point, dropped = _point_stage(_frame(runs, opts, formatters), notify, failed)
+        point, dropped = _point_stage(_frame(runs, opts, formatters, dep), notify, failed)
     if dropped:  # a run without exact metrics cannot be shown: it joins the skipped runs
         skipped = [*skipped, *dropped]
         runs = [r for r in runs if r.name in point]
         if not runs:
             raise ValueError("no run could be analysed: " + "; ".join(d.reason for d in dropped))
-    fr = _frame(runs, opts, formatters)
+    fr = _frame(runs, opts, formatters, dep)
     # the leading runs (drawn, compared pairwise) from the exact criterion values: the
     # bootstrap resamples the band grid for those runs only
     v_orders = criterion_orders(fr.counts, fr.v_etas, opts)
@@ -135,7 +146,10 @@ def build_context(
             verdicts, lead, reps=getattr(unc, "point_reps", None), shared=unc.shared,
         )  # fmt: skip
     adequacy = _adequacy_rows(fr.runs, point, fr.chosen, fr.feta, fr.fmt, fr.fint)
+    inside = holds_over(flips["flips"], *_interval(dep)) if dep.chosen else []
+    dep_note = deployment_note(dep, inside, _LABELS[fr.criterion], fr.feta)
     notes = [
+        *([dep_note] if dep_note else []),
         *([flips["note"]] if flips["note"] else []),
         *_small_and_failed_notes(fr.runs, failed),
         *data_notes(
@@ -148,17 +162,70 @@ def build_context(
         ),
         *unc.notes,
     ]
-    return _assemble(
+    out = _assemble(
         fr, point, lead, unc, verdicts, flips, charts, tables, adequacy, notes, skipped,
         experiment, links or {},
     )  # fmt: skip
+    out["deployment"] = {
+        "rows": header_rows(dep, fr.feta, fr.fint),
+        "eta": dep.eta_shown,
+        "batch": dep.chosen.batch if dep.chosen else None,
+        "failed": dep.failed,
+        "disagree": dep.disagree,
+    }
+    rows = out["deployment"]["rows"]
+    out["data"]["deployment"] = [
+        {**{k: row[k] for k in ("run", "batch", "estimate", "low", "high", "chosen")},
+         "plot_estimate": max(row["estimate"], 1e-7), "plot_low": max(row["low"], 1e-7)}
+        for row in rows
+    ]  # fmt: skip
+    if rows:
+        from mlflow_imbalance.plots._style import run_colors
+
+        colors = {**dict.fromkeys(fr.names, "#8c959f"), **run_colors(lead)}
+        drawn = list(dict.fromkeys(r["run"] for r in rows))
+        out["specs"]["chart-drift"] = drift_spec(drawn, colors)
+        out["chart_ids"].append("chart-drift")
+    if dep.eta_shown is not None:
+        for v in out["verdicts"]:
+            if float(v["eta_value"]) == dep.eta_shown:
+                v["source"] = f"estimated from production batch {dep.chosen.batch}"
+    return out
 
 
-def _frame(runs: Sequence[Any], opts: Any, formatters: Mapping[str, Callable]) -> _Frame:
-    """The report's prevalences: test, chosen, the η grid and its range, the verdict's η."""
+def _deployment_stage(runs: Sequence[Any], opts: Any) -> tuple[Deployment, Any]:
+    """The production batches' prevalence estimates; the verdict's η gains the chosen one."""
+    if not opts.use_production:
+        return Deployment([], None, [], []), opts
+    estimates, failed = estimate_batches(runs, opts.confidence)
+    dep = pick(estimates, opts.batch, failed)
+    if dep.eta is None or dep.eta <= 0:
+        return dep, opts
+    # three significant digits: the estimate is known far less precisely, and the page's
+    # control, its live verdict and the printed verdict then share one η exactly
+    eta = float(f"{dep.eta:.3g}")
+    dep = replace(dep, eta_shown=eta)
+    rest = tuple(p for p in opts.prevalences if p != eta)
+    return dep, replace(opts, prevalences=(eta, *rest))
+
+
+def _interval(dep: Deployment) -> tuple[float, float]:
+    r = dep.chosen.result
+    return float(r.low), float(r.high)
+
+
+def _frame(
+    runs: Sequence[Any], opts: Any, formatters: Mapping[str, Callable], dep: Deployment
+) -> _Frame:
+    """The report's prevalences: test, chosen, the η grid and its range, the verdict's η.
+
+    The range also spans every production batch's estimate and interval, so the control can
+    move to each of them.
+    """
     test_prev = {r.name: float(r.counts.prevalence) for r in runs}
     chosen = list(opts.prevalences)
-    key_etas = sorted({*test_prev.values(), *chosen})
+    batches = [float(x) for e in dep.estimates for x in (e.result.low, e.result.high) if x > 0]
+    key_etas = sorted({*test_prev.values(), *chosen, *batches})
     if opts.prevalence_range is not None:
         lo, hi = opts.prevalence_range
     else:
@@ -251,7 +318,7 @@ def _run_intervals(unc: _Uncertainty, r: Any, p: dict, fr: _Frame, lead: Sequenc
     return True
 
 
-_NO_FLIPS: dict[str, Any] = {"decision": [], "note": None, "all": [], "roc_auc": [],
+_NO_FLIPS: dict[str, Any] = {"decision": [], "flips": [], "note": None, "all": [], "roc_auc": [],
                              "others": {"text": "", "listed": [], "n_summarised": 0}}  # fmt: skip
 
 
@@ -332,7 +399,7 @@ def _flip_stage(
     # sorted: exact ties go to the first name, as in the verdict's order
     compared = sorted({*lead, *(a.winner for a in anchors)})
     counts, by_name = fr.counts, {r.name: r for r in fr.runs}
-    rows, note = [], None
+    rows, note, flips_found = [], None, []
     if key != "roc_auc" and len(compared) > 1:
         from mlflow_imbalance.report.analysis.verdict import criterion_values
 
@@ -354,7 +421,7 @@ def _flip_stage(
                 return None, how
             return sig, f"{'significant' if sig else 'not significant'} (p = {p:.3g}; {how})"
 
-        flips = decision_flips(wmap, anchors, test, fr.feta)
+        flips = flips_found = decision_flips(wmap, anchors, test, fr.feta)
         rows = decision_rows(flips, label, fr.feta)
         for row in rows:
             row["metric_key"] = key
@@ -371,6 +438,7 @@ def _flip_stage(
     )
     return {
         "decision": rows,
+        "flips": flips_found,
         "note": note,
         "all": others,
         "others": other_flips_summary(others, key, label),

@@ -133,6 +133,7 @@ def verdict_view(
             v.chance, feta(v.prevalence), fci(v.precision_low, v.precision_high)
         ),
         "text": v.text,
+        "source": "",  # "estimated from production batch …" at the estimated η
     }
 
 

@@ -1,0 +1,232 @@
+"""Where will it be deployed? The prevalence estimated from production scores, for the report.
+
+A run that logged unlabeled production batches (:func:`mlflow_imbalance.log_production_scores`)
+lets the report estimate the deployment prevalence η of each batch from that run's own ROC
+counts and production counts (:func:`mlflow_imbalance.stats.prevalence.estimate_prevalence`).
+η is a property of the population, not of the model, so one estimate serves every run's
+verdict: the report decides at the estimate of the chosen batch (the latest by default) from
+the run whose interval is narrowest, says whether the decision holds over that interval (a
+boundary of the criterion's winner map inside it is called out), and flags runs whose
+estimates of the same batch disagree beyond their intervals (a sign of shift, or of a bug
+upstream).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["BatchEstimate", "Deployment", "estimate_batches", "holds_over", "pick"]
+
+
+@dataclass(frozen=True)
+class BatchEstimate:
+    """One run's estimate of one production batch's prevalence."""
+
+    run: str
+    batch: str
+    order: int
+    n: int
+    result: Any  # PrevalenceEstimate
+
+    @property
+    def ok(self) -> bool:
+        """False when the prior-shift check failed (the estimate is not to be trusted)."""
+        p = getattr(self.result, "prior_shift_p", None)
+        return p is None or p >= 0.05
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """The estimates of every run and batch, and the one the report decides at."""
+
+    estimates: list[BatchEstimate]
+    chosen: BatchEstimate | None
+    disagree: list[str]
+    failed: list[str]
+    #: the estimate as the verdict uses it (3 significant digits), once chosen
+    eta_shown: float | None = None
+
+    @property
+    def eta(self) -> float | None:
+        """The prevalence the verdict is given at (None without production batches)."""
+        return None if self.chosen is None else float(self.chosen.result.estimate)
+
+
+def estimate_batches(runs: Sequence[Any], confidence: float) -> tuple[list[BatchEstimate], list]:
+    """Every run's estimate of each of its production batches; failures one line each."""
+    from mlflow_imbalance.stats.prevalence import estimate_prevalence
+
+    out: list[BatchEstimate] = []
+    failed: list[str] = []
+    for r in runs:
+        for order, (batch, sc) in enumerate((getattr(r, "production", None) or {}).items()):
+            if r.counts.weighted:
+                failed.append(f"{r.name}, batch {batch}: weighted test counts (no estimate)")
+                continue
+            try:
+                est = estimate_prevalence(r.counts, sc, confidence=confidence)
+            except Exception as exc:  # one run's batch cannot sink the report
+                logger.warning("no prevalence estimate for %r batch %r", r.name, batch, exc_info=1)
+                failed.append(f"{r.name}, batch {batch}: {type(exc).__name__}: {exc}")
+                continue
+            out.append(BatchEstimate(r.name, str(batch), order, int(sc.n), est))
+    return out, failed
+
+
+def pick(estimates: Sequence[BatchEstimate], batch: str | None, failed: list) -> Deployment:
+    """The estimate the report decides at: ``batch`` (default: the latest), narrowest interval.
+
+    Runs whose intervals for that batch do not overlap the chosen one's are listed in
+    ``disagree``; estimates whose prior-shift check failed are not chosen while another is.
+    """
+    if not estimates:
+        return Deployment([], None, [], failed)
+    if batch is None:
+        batch = max(estimates, key=lambda e: e.order).batch
+    same = [e for e in estimates if e.batch == batch]
+    if not same:
+        known = sorted({e.batch for e in estimates})
+        raise ValueError(f"batch must be one of the logged batches {known}, got {batch!r}")
+    trusted = [e for e in same if e.ok] or same
+    chosen = min(trusted, key=lambda e: float(e.result.high) - float(e.result.low))
+    lo, hi = float(chosen.result.low), float(chosen.result.high)
+    disagree = [
+        e.run
+        for e in same
+        if e is not chosen and (float(e.result.high) < lo or float(e.result.low) > hi)
+    ]
+    return Deployment(list(estimates), chosen, disagree, failed)
+
+
+def holds_over(flips: Sequence[Any], low: float, high: float) -> list[Any]:
+    """The winner map's boundaries inside ``[low, high]``: where the decision changes."""
+    return [f for f in flips if low < f.eta < high]
+
+
+def header_rows(
+    dep: Deployment, feta: Callable[[float], str], fint: Callable[..., str]
+) -> list[dict[str, Any]]:
+    """One row per run and batch for the page: estimate, interval, method, check."""
+    rows = []
+    for e in sorted(dep.estimates, key=lambda e: (e.order, e.run)):
+        r = e.result
+        rows.append(
+            {
+                "run": e.run,
+                "batch": e.batch,
+                "n": fint(e.n),
+                "eta": feta(float(r.estimate)) if float(r.estimate) > 0 else "0",
+                "ci": f"[{feta(float(r.low)) if float(r.low) > 0 else '0'}, {feta(float(r.high))}]",
+                "method": str(r.method),
+                "check": "passes" if e.ok else "FAILS",
+                "p": getattr(r, "prior_shift_p", None),
+                "text": getattr(r, "text", ""),
+                "chosen": e is dep.chosen,
+                "low": float(r.low),
+                "high": float(r.high),
+                "estimate": float(r.estimate),
+            }
+        )
+    return rows
+
+
+def deployment_note(
+    dep: Deployment,
+    inside: Sequence[Any],
+    criterion: str,
+    feta: Callable[[float], str],
+) -> dict[str, str] | None:
+    """The callout: decided at the estimate; whether the decision holds over its interval."""
+    if dep.chosen is None:
+        return None
+    e, r = dep.chosen, dep.chosen.result
+    at = (
+        f"η = {feta(float(r.estimate))} [{feta(max(float(r.low), 1e-12))}, "
+        f"{feta(float(r.high))}], estimated from production batch {e.batch} "
+        f"({e.run}'s scores)"
+    )
+    if float(r.estimate) <= 0:
+        return {
+            "level": "warning",
+            "title": "No positives detected in production:",
+            "text": f"batch {e.batch}'s estimate ({e.run}'s scores) sits at 0, with an upper "
+            f"bound of η = {feta(float(r.high))}; the verdict is not given at it. "
+            + str(getattr(r, "text", "")),
+        }
+    extra = ""
+    if dep.disagree:
+        extra = f" Runs whose estimates disagree beyond their intervals: {', '.join(dep.disagree)}."
+    if not e.ok:
+        return {
+            "level": "danger",
+            "title": "Production differs from the test data in more than prevalence.",
+            "text": f"The verdict is given at {at}, but the prior-shift check fails: "
+            f"{getattr(r, 'text', '')} Do not trust the estimate or any metric at it.{extra}",
+        }
+    if inside:
+        where = "; ".join(f"η* ≈ {feta(f.eta)} ({f.below} below, {f.above} above)" for f in inside)
+        return {
+            "level": "warning",
+            "title": "The decision changes inside the estimate's interval.",
+            "text": f"The verdict is given at {at}; by {criterion} the best run changes at "
+            f"{where}. Narrow the interval (more production or test data) before deciding." + extra,
+        }
+    return {
+        "level": "ok" if not dep.disagree else "warning",
+        "title": "Decided at the estimated prevalence:",
+        "text": f"{at}; the decision holds over the whole interval.{extra}",
+    }
+
+
+def runs_with_production(runs: Sequence[Any]) -> Mapping[str, int]:
+    """Run name -> number of production batches it holds."""
+    return {r.name: len(r.production) for r in runs if getattr(r, "production", None)}
+
+
+def drift_spec(lead: Sequence[str], colors: Mapping[str, str]) -> dict[str, Any]:
+    """Vega-Lite spec: the estimated prevalence per batch with its interval, per run.
+
+    Data ``deployment`` (rows of :func:`header_rows`' numbers) and ``cur`` (the live η) come
+    from the page's script, as for the other charts.
+    """
+    from mlflow_imbalance.report.analysis.charts import _PARAMS, _base, _color
+
+    y = {"field": "plot_estimate", "type": "quantitative", "title": "estimated η (log)",
+         "scale": {"type": "log"}}  # fmt: skip
+    x = {"field": "batch", "type": "ordinal", "title": "production batch", "sort": None}
+    color = {**_color(lead, colors), "legend": None}
+    spec = _base("Estimated prevalence per production batch", "bars: the estimate's interval")
+    spec["params"] = _PARAMS
+    spec["layer"] = [
+        {
+            "data": {"name": "deployment"},
+            "mark": {"type": "rule", "strokeWidth": 2},
+            "encoding": {"x": x, "y": {**y, "field": "plot_low"}, "y2": {"field": "high"},
+                         "color": color, "xOffset": {"field": "run"}},
+        },
+        {
+            "data": {"name": "deployment"},
+            "mark": {"type": "point", "filled": True, "size": 70},
+            "encoding": {
+                "x": x, "y": y, "color": color, "xOffset": {"field": "run"},
+                "tooltip": [
+                    {"field": "run", "type": "nominal"},
+                    {"field": "batch", "type": "ordinal"},
+                    {"field": "estimate", "type": "quantitative", "format": ".3~e"},
+                    {"field": "low", "type": "quantitative", "format": ".3~e"},
+                    {"field": "high", "type": "quantitative", "format": ".3~e"},
+                ],
+            },
+        },
+        {
+            "data": {"name": "cur"},
+            "mark": {"type": "rule", "color": "#1b1f24", "strokeDash": [4, 3]},
+            "encoding": {"y": {"field": "eta", "type": "quantitative", "scale": {"type": "log"}}},
+        },
+    ]  # fmt: skip
+    return spec
