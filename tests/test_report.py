@@ -1325,9 +1325,8 @@ def test_a_tie_says_how_much_more_data_would_separate_the_runs():
     shown = f"{times:,.0f}" if times >= 10 else f"{times:g}"
     n_pos = float(f"{int(y.sum()) * k:.2g}")
     n_neg = float(f"{int((~y).sum()) * k:.2g}")
-    assert (
-        f"About {shown}× the test data (≈ {n_pos:,.0f} positives, {n_neg:,.0f} negatives)"
-        in (v.more_data)
+    assert f"About {shown}× the test data (≈ {n_pos:,.0f} positives, {n_neg:,.0f} negatives)" in (
+        v.more_data
     ), (v.more_data, k)
 
 
@@ -1403,3 +1402,56 @@ def test_only_the_crossing_that_changes_the_verdict_is_marked():
     assert [f.changes_at for f in out] == [[1e-3], [], []]
     assert [f.significant for f in out] == [True, None, None]
     assert calls == [("X", "A", 1e-3)]
+
+
+def _two_bin_production(eta, n, top_pos=900, top_neg=1000, seed=0):
+    """Unlabeled scores of the two-bin run A under prior shift to ``eta`` (1.0 = top bin)."""
+    rng = np.random.default_rng(seed)
+    pos = rng.random(n) < eta
+    top = np.where(pos, rng.random(n) < top_pos / 1000, rng.random(n) < top_neg / 1_000_000)
+    return top.astype(float)
+
+
+def test_the_verdict_is_given_at_the_prevalence_estimated_from_production():
+    """Issue 33 (report part): with production batches the verdict is also given at the
+    estimated η of the latest batch (3 significant digits), whose interval is the estimator's;
+    the page says whether the decision holds over that interval: by the closed-form costs of
+    the two runs (C_FN = 10) the best run changes at η* = 9e-4 / (0.4·10 + 9e-4) ≈ 2.25e-4, so
+    a batch drawn at η = 2.2e-4 (interval around the flip) is called out and one at 2e-3 holds."""
+    from mlflow_imbalance.stats.prevalence import estimate_prevalence
+
+    a, b = two_bin(900, 1000), two_bin(500, 100)
+    star = 9e-4 / (0.4 * 10 + 9e-4)
+    assert _two_bin_cost(900, 1000, star * 0.9, 10) > _two_bin_cost(500, 100, star * 0.9, 10)
+    assert _two_bin_cost(900, 1000, star * 1.1, 10) < _two_bin_cost(500, 100, star * 1.1, 10)
+    near = _two_bin_production(2.2e-4, 2_000_000, seed=1)
+    far = _two_bin_production(2e-3, 2_000_000, seed=2)
+    kw = {"costs": {"fp": 1, "fn": 10}, "n_bootstrap": 0, "progress": False}
+    rep = build_report({"A": a, "B": b}, production={"A": {"w1": far, "w2": near}}, **kw)
+    est = estimate_prevalence(a, near)
+    eta = float(f"{est.estimate:.3g}")
+    assert rep.verdict[0].prevalence == eta
+    assert est.low < star < est.high  # the flip lies inside: the page must say so
+    note = rep.context["warnings"][0]
+    assert note["title"] == "The decision changes inside the estimate's interval.", note
+    assert "batch w2" in note["text"]
+    assert [r["batch"] for r in rep.context["deployment"]["rows"]] == ["w1", "w2"]
+    assert "(estimated from production batch w2)" in rep.html
+    rep = build_report({"A": a, "B": b}, production={"A": {"w1": far, "w2": near}}, batch="w1",
+                       **kw)  # fmt: skip
+    est = estimate_prevalence(a, far)
+    assert rep.verdict[0].prevalence == float(f"{est.estimate:.3g}")
+    assert not est.low < star < est.high
+    note = rep.context["warnings"][0]
+    assert note["title"] == "Decided at the estimated prevalence:", note
+    assert "holds over the whole interval" in note["text"]
+    # the verdict at the estimate picks the run of lower closed-form cost there
+    assert rep.verdict[0].run == min(
+        ("A", "B"),
+        key=lambda k: _two_bin_cost(*((900, 1000) if k == "A" else (500, 100)),
+                                    rep.verdict[0].prevalence, 10),
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="batch must be one of the logged batches"):
+        build_report({"A": a, "B": b}, production={"A": {"w1": far}}, batch="w9", **kw)
+    with pytest.raises(ValueError, match="production names runs that are not in the report"):
+        build_report({"A": a, "B": b}, production={"C": far}, **kw)
