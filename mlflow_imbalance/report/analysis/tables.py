@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from scipy import stats as _sps
@@ -116,6 +117,17 @@ def _verdict_at(verdicts: Any, eta: float) -> Any:
     return None
 
 
+@dataclass(frozen=True)
+class _At:
+    """One table's prevalence: its column ``j`` in each run's values, and what the cells need."""
+
+    j: int
+    order: list[str]  # the rows, best first by the criterion
+    verdict: Any  # the verdict at this prevalence (None when there is none)
+    per: int  # expected cost is printed per this many cases
+    trivial: dict[str, str]  # per run, :func:`_trivial` at this prevalence
+
+
 def _tables(
     runs, point, chosen, colors, fmt, feta, fci, opts, orders, verdicts, lead, reps=None,
     shared=None,
@@ -130,130 +142,26 @@ def _tables(
     criterion's column at its prevalence -- takes the verdict's own result, so the table never
     calls "tied" what the verdict calls significantly different, or the reverse.
     """
-    cols = list(_COLS)
-    per_of = {}
-    if opts.costs_given:
-        cols.append(("cost", "Exp. cost", "lowest expected cost at η, per N cases"))
+    cols, crit = _table_columns(opts)
     names = [r.name for r in runs]
     by_name = {r.name: r for r in runs}
-    crit = "cost" if opts.costs_given else opts.primary_metric
-    # the criterion's column first: the one the runs are ordered by, visible at any width
-    cols.sort(key=lambda c: c[0] != crit)
+    lead_set = set(lead)
     out = []
     order_j = [*[(1 + i, e, "deployment") for i, e in enumerate(chosen)], (0, None, "test")]
     for j, eta, kind in order_j:
-        if eta is not None and eta in orders:
-            order = list(orders[eta])
-        else:
-            vals = {
-                n: (point[n]["roc_auc"] if crit == "roc_auc" else float(point[n][crit][j]))
-                for n in names
-            }
-            sign = 1 if crit == "cost" else -1
-            order = sorted(names, key=lambda n: (sign * vals[n], n))  # exact ties by name
+        order = _row_order(names, point, crit, j, eta, orders)
         ref_eta = eta if eta is not None else float(point[names[0]]["etas"][0])
-        verdict = _verdict_at(verdicts, ref_eta)
-        per = per_cases(ref_eta)
-        per_of[j] = per
-        columns = []
-        for key, label, title in cols:
-            lab = f"{label} per {per:,}" if key == "cost" else label
-            columns.append({"key": key, "label": lab, "title": title, "criterion": key == crit})
-        matrix = {key: [_cell_values(point[n], key, j) for n in order] for key, _, _ in cols}
-        cell_rows: dict[str, list[dict[str, Any]]] = {n: [] for n in order}
-        footnotes: list[str] = []
         trivial = {n: _trivial(point[n], j) for n in order}
+        at = _At(j, order, _verdict_at(verdicts, ref_eta), per_cases(ref_eta), trivial)
+        cell_rows: dict[str, list[dict[str, Any]]] = {n: [] for n in order}
         for key, _, _ in cols:
-            vals = matrix[key]
-            higher = key != "cost"
-            unranked = [key in ("precision", "recall") and bool(trivial[n]) for n in order]
-            v = [math.nan if skip else x[0] for x, skip in zip(vals, unranked, strict=True)]
-            ranks = _rank(v, higher_better=higher)
-            finite = [i for i, x in enumerate(v) if math.isfinite(x)]
-            best_i = None
-            if finite:
-                best_i = (max if higher else min)(finite, key=lambda i: v[i])
-            for i, n in enumerate(order):
-                val, lo, hi = vals[i]
-                is_best = best_i is not None and ranks[i] == 1 and len(order) > 1
-                tie = False
-                tested = None
-                if (
-                    verdict is not None
-                    and verdict.significant is not None
-                    and key == verdict.criterion_key
-                    and best_i is not None
-                    and order[best_i] == verdict.run
-                    and n == verdict.runner_up
-                ):
-                    tested = not verdict.significant  # the verdict's own test
-                elif unranked[i]:
-                    tested = None
-                elif not is_best and best_i is not None:
-                    tested = _not_worse(reps, n, order[best_i], key, j, opts.confidence, shared)
-                if tested is not None:
-                    # never "tied" with the best when the two intervals are apart (as the
-                    # verdict: intervals_apart)
-                    tie = tested and not (
-                        key in APART_KEYS and intervals_apart((lo, hi), vals[best_i][1:])
-                    )
-                elif (
-                    not unranked[i]
-                    and not is_best
-                    and best_i is not None
-                    and lo is not None
-                    and hi is not None
-                ):
-                    b_lo, b_hi = vals[best_i][1], vals[best_i][2]
-                    if b_lo is not None and b_hi is not None:
-                        tie = (hi >= b_lo) if higher else (lo <= b_hi)
-                classes = []
-                if key == crit:
-                    classes.append("crit")
-                if is_best:
-                    classes.append("best")
-                elif tie:
-                    classes.append("tie")
-                scale = per if key == "cost" else 1
-                cell_rows[n].append(
-                    {
-                        "value": fmt(val * scale, 4),
-                        "ci": fci(None if lo is None else lo * scale,
-                                  None if hi is None else hi * scale),
-                        "rank": ranks[i] if len(order) > 1 else None,
-                        "best": is_best,
-                        "tie": tie,
-                        "classes": " ".join(classes),
-                        "note": _TRIVIAL_NOTE[trivial[n]] if unranked[i] else "",
-                    }
-                )  # fmt: skip
-            _no_winner([cell_rows[n][-1] for n in order])
-        rows = []
-        lead_set = set(lead)
-        for k, n in enumerate(order):
-            r = by_name[n]
-            p = point[n]
-            fp_op = float(p["op_fp"][j])
-            thr = float(p["op_threshold"][j])
-            rows.append(
-                {
-                    "name": n,
-                    "color": colors[n],
-                    "synthesized": r.synthesized,
-                    "lead": n in lead_set,
-                    "shown": k < 12 or n in lead_set,
-                    "cells": cell_rows[n],
-                    "op": (
-                        "flags nothing (0 false positives at this point)"
-                        if not math.isfinite(thr) or trivial[n] == "none"
-                        else f"threshold {fmt(thr, 4)}: flags every case ({fmt(fp_op, 6)} "
-                        "false positives, every negative)"
-                        if trivial[n] == "all"
-                        else f"threshold {fmt(thr, 4)}, {fmt(fp_op, 6)} false positive"
-                        f"{'' if fp_op == 1 else 's'} at this point"
-                    ),
-                }
-            )
+            cells = _column_cells(key, crit, at, point, fmt, fci, opts, reps, shared)
+            for n, cell in zip(order, cells, strict=True):
+                cell_rows[n].append(cell)
+        rows = [
+            _row(by_name[n], k, point[n], at, colors, lead_set, cell_rows[n], fmt)
+            for k, n in enumerate(order)
+        ]
         out.append(
             {
                 "id": f"t-{j}",
@@ -262,13 +170,161 @@ def _tables(
                 "label": (
                     f"η = {feta(eta)}" if eta is not None else f"Test prevalence ({feta(ref_eta)})"
                 ),
-                "columns": columns,
+                "columns": _header(cols, crit, at.per),
                 "rows": rows,
                 "n_hidden": sum(1 for r in rows if not r["shown"]),
-                "footnotes": footnotes,
+                "footnotes": [],
             }
         )
     return out
+
+
+def _table_columns(opts: Any) -> tuple[list[tuple[str, str, str]], str]:
+    """``(columns, criterion key)``: the tables' columns, the criterion's first."""
+    cols = list(_COLS)
+    if opts.costs_given:
+        cols.append(("cost", "Exp. cost", "lowest expected cost at η, per N cases"))
+    crit = "cost" if opts.costs_given else opts.primary_metric
+    # the criterion's column first: the one the runs are ordered by, visible at any width
+    cols.sort(key=lambda c: c[0] != crit)
+    return cols, crit
+
+
+def _row_order(names, point, crit, j, eta, orders) -> list[str]:
+    """The runs best first at η_j: the verdict's order when it has one, else by the criterion."""
+    if eta is not None and eta in orders:
+        return list(orders[eta])
+    vals = {
+        n: (point[n]["roc_auc"] if crit == "roc_auc" else float(point[n][crit][j])) for n in names
+    }
+    sign = 1 if crit == "cost" else -1
+    return sorted(names, key=lambda n: (sign * vals[n], n))  # exact ties by name
+
+
+def _header(cols, crit: str, per: int) -> list[dict[str, Any]]:
+    """The table's column headers (expected cost labelled per ``per`` cases)."""
+    columns = []
+    for key, label, title in cols:
+        lab = f"{label} per {per:,}" if key == "cost" else label
+        columns.append({"key": key, "label": lab, "title": title, "criterion": key == crit})
+    return columns
+
+
+def _column_cells(key, crit, at: _At, point, fmt, fci, opts, reps, shared) -> list[dict]:
+    """The cells of column ``key``, one per run in ``at.order``: value, interval, rank, tie."""
+    order, j = at.order, at.j
+    vals = [_cell_values(point[n], key, j) for n in order]
+    higher = key != "cost"
+    unranked = [key in ("precision", "recall") and bool(at.trivial[n]) for n in order]
+    v = [math.nan if skip else x[0] for x, skip in zip(vals, unranked, strict=True)]
+    ranks = _rank(v, higher_better=higher)
+    finite = [i for i, x in enumerate(v) if math.isfinite(x)]
+    best_i = None
+    if finite:
+        best_i = (max if higher else min)(finite, key=lambda i: v[i])
+    best = None if best_i is None else order[best_i]
+    best_ci = None if best_i is None else vals[best_i][1:]
+    cells = []
+    for i, n in enumerate(order):
+        val, lo, hi = vals[i]
+        is_best = best_i is not None and ranks[i] == 1 and len(order) > 1
+        skip = unranked[i] or is_best  # no test against the best
+        tested = _tested(key, n, best, skip, at, opts.confidence, reps, shared)
+        tie = _tie(tested, key, higher, (lo, hi), best_ci, skip)
+        classes = []
+        if key == crit:
+            classes.append("crit")
+        if is_best:
+            classes.append("best")
+        elif tie:
+            classes.append("tie")
+        scale = at.per if key == "cost" else 1
+        cells.append(
+            {
+                "value": fmt(val * scale, 4),
+                "ci": fci(None if lo is None else lo * scale, None if hi is None else hi * scale),
+                "rank": ranks[i] if len(order) > 1 else None,
+                "best": is_best,
+                "tie": tie,
+                "classes": " ".join(classes),
+                "note": _TRIVIAL_NOTE[at.trivial[n]] if unranked[i] else "",
+            }
+        )
+    _no_winner(cells)
+    return cells
+
+
+def _verdict_tests(verdict: Any, key: str, best: str | None, n: str) -> bool:
+    """Is this the one cell the verdict itself tests (its runner-up, the criterion's column)?"""
+    return (
+        verdict is not None
+        and verdict.significant is not None
+        and key == verdict.criterion_key
+        and best is not None
+        and best == verdict.run
+        and n == verdict.runner_up
+    )
+
+
+def _tested(key, n, best, skip, at: _At, conf, reps, shared) -> bool | None:
+    """Is run ``n`` not significantly different from ``best``? None when not tested.
+
+    The verdict's own result in the one cell it tests; ``skip``: an unranked cell or the best.
+    """
+    if _verdict_tests(at.verdict, key, best, n):
+        return not at.verdict.significant  # the verdict's own test
+    if skip or best is None:
+        return None
+    return _not_worse(reps, n, best, key, at.j, conf, shared)
+
+
+def _tie(tested, key, higher, ci, best_ci, skip) -> bool:
+    """Is the cell tied with the best: by the test when ``tested``, else by overlapping intervals.
+
+    Never "tied" with the best when the two intervals are apart (as the verdict:
+    :func:`~mlflow_imbalance.report.analysis._common.intervals_apart`). ``skip``: an unranked
+    cell or the best itself, untested: not tied.
+    """
+    if tested is not None:
+        return tested and not (key in APART_KEYS and intervals_apart(ci, best_ci))
+    lo, hi = ci
+    if skip or best_ci is None or lo is None or hi is None:
+        return False
+    b_lo, b_hi = best_ci
+    if b_lo is not None and b_hi is not None:
+        return (hi >= b_lo) if higher else (lo <= b_hi)
+    return False
+
+
+def _row(r, k, p, at: _At, colors, lead_set, cells, fmt) -> dict[str, Any]:
+    """Run ``r``'s row (``k``-th best) at the table's prevalence: its cells and operating point."""
+    n = r.name
+    return {
+        "name": n,
+        "color": colors[n],
+        "synthesized": r.synthesized,
+        "lead": n in lead_set,
+        "shown": k < 12 or n in lead_set,
+        "cells": cells,
+        "op": _op_text(p, at.j, at.trivial[n], fmt),
+    }
+
+
+def _op_text(p: Mapping[str, Any], j: int, trivial: str, fmt: Any) -> str:
+    """The run's operating point at η_j in words: its threshold and false positives."""
+    fp_op = float(p["op_fp"][j])
+    thr = float(p["op_threshold"][j])
+    if not math.isfinite(thr) or trivial == "none":
+        return "flags nothing (0 false positives at this point)"
+    if trivial == "all":
+        return (
+            f"threshold {fmt(thr, 4)}: flags every case ({fmt(fp_op, 6)} "
+            "false positives, every negative)"
+        )
+    return (
+        f"threshold {fmt(thr, 4)}, {fmt(fp_op, 6)} false positive"
+        f"{'' if fp_op == 1 else 's'} at this point"
+    )
 
 
 def _roc_rows(runs, point, colors, fmt, fci, unc, conf) -> list[dict[str, Any]]:
