@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import stats as _sps
@@ -294,10 +294,8 @@ def build_verdicts(
     """
     intervals = intervals or {}
     key = "cost" if opts.costs_given else opts.primary_metric
-    label = _LABELS[key]
-    counts = {r.name: r.counts for r in runs}
     by_name = {r.name: r for r in runs}
-    conf = opts.confidence
+    counts = {r.name: r.counts for r in runs}
     out: list[Verdict] = []
     orders: dict[float, list[str]] = {}
     for eta, j in zip(etas, table_index, strict=True):
@@ -305,122 +303,171 @@ def build_verdicts(
         order = _order({n: v[key] for n, v in vals.items()}, key)
         orders[eta] = order
         best = order[0]
-        c = counts[best]
-        if key == "cost":
-            op = _curves.optimal_operating_point(c, eta, opts.cost_fp, opts.cost_fn)
-            thr, tpr, fpr = float(op.threshold), float(op.tpr), float(op.fpr)
-        else:
-            _, thr = _metrics.max_f1_point(c, eta)
-            i = int(np.searchsorted(-c.thresholds, -thr))
-            tpr, fpr = float(c.tpr[i]), float(c.fpr[i])
-        tp = tpr * c.n_pos
-        denom = eta * tpr + (1 - eta) * fpr
-        prec = eta * tpr / denom if denom > 0 else math.nan
-        p_lo = p_hi = r_lo = r_hi = None
-        # bounds valid although the threshold was chosen on these counts (as the tables')
-        sel = unc.selected_interval(best, c, thr, eta)
-        if sel is not None:
-            if tp > 0:
-                p_lo, p_hi = sel[0]
-            r_lo, r_hi = sel[1]
-        flags_nothing = math.isinf(thr) and thr > 0
-        chance = "" if flags_nothing else chance_level(tpr, fpr, p_lo, eta)
-        per = per_cases(eta)
-        alerts, caught = per * denom, per * eta * tpr
-        missed = per * eta - caught
-        runner = order[1] if len(order) > 1 else None
-        z = p = None
-        test_txt = more = ""
-        sig: bool | None = None
-        apart = False
-        diff = None
-        if runner is not None:
-            diff = vals[best][key] - vals[runner][key]
-            z, p, test_txt, sig, apart = pair_test(
-                key, by_name[best], by_name[runner], eta, j, opts, unc, seed_for, intervals
-            )
-            if sig is False:
-                more = _more_data(z, conf, c, counts[runner], fint)
-        scale = per if key == "cost" else 1  # the cost is printed per `per` cases
-        # the criterion's own interval (the tables'), for the run and its runner-up
-        crit = {
-            n: (intervals.get(n, {}).get((key, j)) if j is not None else None)
-            for n in (best, runner) if n is not None
-        }  # fmt: skip
-        # other metrics that would pick another run
-        others = [k for k in ("cost", "ap", "pr_auc", "max_f1", "roc_auc") if k != key]
-        if not opts.costs_given:
-            others.remove("cost")
-        picks: dict[str, list[str]] = {}
-        if len(order) > 1:
-            for k in others:
-                w = _order({n: v[k] for n, v in vals.items()}, k)[0]
-                if w != best:
-                    picks.setdefault(w, []).append(_LABELS[k])
-        disagree = "; ".join(
-            f"{_and(ms)} {'favours' if len(ms) == 1 else 'favour'} {w}" for w, ms in picks.items()
+        pt = _deployed_point(unc, best, counts[best], eta, key, opts)
+        cmp = _compare_runner(
+            key, order, vals, by_name, eta, j, opts, unc, seed_for, intervals, fint
         )
-        out.append(
-            Verdict(
-                prevalence=float(eta),
-                run=best,
-                criterion=label,
-                criterion_key=key,
-                value=float(vals[best][key]),
-                threshold=thr,
-                precision=prec,
-                precision_low=p_lo,
-                precision_high=p_hi,
-                recall=tpr,
-                recall_low=r_lo,
-                recall_high=r_hi,
-                per=per,
-                alerts=alerts,
-                caught=caught,
-                missed=missed,
-                runner_up=runner,
-                runner_up_value=None if runner is None else float(vals[runner][key]),
-                value_low=None if crit.get(best) is None else float(crit[best][0]),
-                value_high=None if crit.get(best) is None else float(crit[best][1]),
-                runner_up_low=None if crit.get(runner) is None else float(crit[runner][0]),
-                runner_up_high=None if crit.get(runner) is None else float(crit[runner][1]),
-                difference=diff,
-                p_value=p,
-                significant=sig,
-                intervals_apart=apart,
-                test=test_txt,
-                more_data=more,
-                disagree=disagree,
-                chance=chance,
-                text=_sentence(
-                    eta,
-                    best,
-                    key,
-                    label,
-                    vals,
-                    thr,
-                    prec,
-                    tpr,
-                    per,
-                    alerts,
-                    caught,
-                    runner,
-                    p,
-                    sig,
-                    more,
-                    disagree,
-                    opts,
-                    fmt,
-                    feta,
-                    fint,
-                    cis=(fci(p_lo, p_hi), fci(r_lo, r_hi)),
-                    apart=apart,
-                    value_ci=fci(*(x * scale for x in crit[best])) if crit.get(best) else "",
-                    chance=chance,
-                ),
-            )
+        crit = _criterion_intervals(intervals, key, j, (best, cmp.runner))
+        disagree = _disagree(vals, order, key, opts)
+        text = _verdict_text(
+            eta, best, key, vals, pt, cmp, crit, disagree, opts, (fmt, feta, fint, fci)
         )
+        out.append(_verdict(eta, best, key, vals, pt, cmp, crit, disagree, text))
     return out, orders
+
+
+class _Point(NamedTuple):
+    """The recommended run's operating point at η and what it means per ``per`` cases."""
+
+    threshold: float
+    precision: float
+    recall: float
+    precision_low: float | None
+    precision_high: float | None
+    recall_low: float | None
+    recall_high: float | None
+    chance: str
+    per: int
+    alerts: float
+    caught: float
+    missed: float
+
+
+def _deployed_point(unc: Any, best: str, c: RocCounts, eta: float, key: str, opts: Any) -> _Point:
+    """The threshold to deploy (lowest cost, else max-F1), its precision, recall and bounds."""
+    if key == "cost":
+        op = _curves.optimal_operating_point(c, eta, opts.cost_fp, opts.cost_fn)
+        thr, tpr, fpr = float(op.threshold), float(op.tpr), float(op.fpr)
+    else:
+        _, thr = _metrics.max_f1_point(c, eta)
+        i = int(np.searchsorted(-c.thresholds, -thr))
+        tpr, fpr = float(c.tpr[i]), float(c.fpr[i])
+    tp = tpr * c.n_pos
+    denom = eta * tpr + (1 - eta) * fpr
+    prec = eta * tpr / denom if denom > 0 else math.nan
+    p_lo = p_hi = r_lo = r_hi = None
+    # bounds valid although the threshold was chosen on these counts (as the tables')
+    sel = unc.selected_interval(best, c, thr, eta)
+    if sel is not None:
+        if tp > 0:
+            p_lo, p_hi = sel[0]
+        r_lo, r_hi = sel[1]
+    flags_nothing = math.isinf(thr) and thr > 0
+    chance = "" if flags_nothing else chance_level(tpr, fpr, p_lo, eta)
+    per = per_cases(eta)
+    alerts, caught = per * denom, per * eta * tpr
+    missed = per * eta - caught
+    return _Point(thr, prec, tpr, p_lo, p_hi, r_lo, r_hi, chance, per, alerts, caught, missed)
+
+
+class _Comparison(NamedTuple):
+    """The recommended run against its runner-up (all None / "" with a single run)."""
+
+    runner: str | None = None
+    difference: float | None = None
+    z: float | None = None
+    p: float | None = None
+    test: str = ""
+    significant: bool | None = None
+    apart: bool = False
+    more: str = ""
+
+
+def _compare_runner(
+    key, order, vals, by_name, eta, j, opts, unc, seed_for, intervals, fint
+) -> _Comparison:
+    """The test of the best run against the runner-up, and "more data" for a tie."""
+    if len(order) < 2:
+        return _Comparison()
+    best, runner = order[0], order[1]
+    diff = vals[best][key] - vals[runner][key]
+    z, p, test_txt, sig, apart = pair_test(
+        key, by_name[best], by_name[runner], eta, j, opts, unc, seed_for, intervals
+    )
+    more = ""
+    if sig is False:
+        a, b = by_name[best].counts, by_name[runner].counts
+        more = _more_data(z, opts.confidence, a, b, fint)
+    return _Comparison(runner, diff, z, p, test_txt, sig, apart, more)
+
+
+def _criterion_intervals(intervals, key, j, names) -> dict[str, Any]:
+    """The criterion's own interval (the tables') of each of ``names`` (None: no run)."""
+    return {
+        n: (intervals.get(n, {}).get((key, j)) if j is not None else None)
+        for n in names
+        if n is not None
+    }
+
+
+def _disagree(vals, order, key, opts) -> str:
+    """The other metrics that would pick another run than the best, in one line ("" if none)."""
+    others = [k for k in ("cost", "ap", "pr_auc", "max_f1", "roc_auc") if k != key]
+    if not opts.costs_given:
+        others.remove("cost")
+    picks: dict[str, list[str]] = {}
+    if len(order) > 1:
+        for k in others:
+            w = _order({n: v[k] for n, v in vals.items()}, k)[0]
+            if w != order[0]:
+                picks.setdefault(w, []).append(_LABELS[k])
+    return "; ".join(
+        f"{_and(ms)} {'favours' if len(ms) == 1 else 'favour'} {w}" for w, ms in picks.items()
+    )
+
+
+def _verdict_text(
+    eta, best, key, vals, pt: _Point, cmp: _Comparison, crit, disagree, opts, formatters
+) -> str:
+    """The verdict's sentence (:func:`_sentence`) from the point and the comparison."""
+    fmt, feta, fint, fci = formatters
+    scale = pt.per if key == "cost" else 1  # the cost is printed per `per` cases
+    value_ci = fci(*(x * scale for x in crit[best])) if crit.get(best) else ""
+    return _sentence(
+        eta, best, key, _LABELS[key], vals, pt.threshold, pt.precision, pt.recall, pt.per,
+        pt.alerts, pt.caught, cmp.runner, cmp.p, cmp.significant, cmp.more, disagree, opts,
+        fmt, feta, fint,
+        cis=(fci(pt.precision_low, pt.precision_high), fci(pt.recall_low, pt.recall_high)),
+        apart=cmp.apart, value_ci=value_ci, chance=pt.chance,
+    )  # fmt: skip
+
+
+def _verdict(eta, best, key, vals, pt: _Point, cmp: _Comparison, crit, disagree, text) -> Verdict:
+    """The :class:`Verdict` record from its parts."""
+    runner = cmp.runner
+    return Verdict(
+        prevalence=float(eta),
+        run=best,
+        criterion=_LABELS[key],
+        criterion_key=key,
+        value=float(vals[best][key]),
+        threshold=pt.threshold,
+        precision=pt.precision,
+        precision_low=pt.precision_low,
+        precision_high=pt.precision_high,
+        recall=pt.recall,
+        recall_low=pt.recall_low,
+        recall_high=pt.recall_high,
+        per=pt.per,
+        alerts=pt.alerts,
+        caught=pt.caught,
+        missed=pt.missed,
+        runner_up=runner,
+        runner_up_value=None if runner is None else float(vals[runner][key]),
+        value_low=None if crit.get(best) is None else float(crit[best][0]),
+        value_high=None if crit.get(best) is None else float(crit[best][1]),
+        runner_up_low=None if crit.get(runner) is None else float(crit[runner][0]),
+        runner_up_high=None if crit.get(runner) is None else float(crit[runner][1]),
+        difference=cmp.difference,
+        p_value=cmp.p,
+        significant=cmp.significant,
+        intervals_apart=cmp.apart,
+        test=cmp.test,
+        more_data=cmp.more,
+        disagree=disagree,
+        chance=pt.chance,
+        text=text,
+    )
 
 
 def chance_text(chance: str, eta: str, ci: str) -> str:
