@@ -23,6 +23,8 @@ Modules (imports point down this list only):
   tests of AP / PR-AUC / max-F1 / expected cost between two runs.
 * ``decision`` -- ``choose_threshold`` and intervals valid after a data-driven choice of the
   operating point.
+* ``prevalence`` -- the deployment prevalence estimated from unlabeled production scores
+  (:func:`estimate_prevalence`, :class:`PrevalenceEstimate`) and the prior-shift check.
 * ``ranking`` -- order of runs across η and exact flip points; ``flip_significance`` -- whether
   a flip is real (paired or unpaired bootstrap).
 * ``_checks`` -- boundary checks shared by the modules above, and
@@ -36,5 +38,6 @@ The public namespaces are :mod:`mlflow_imbalance.uncertainty` and
 """
 
 from mlflow_imbalance.stats._checks import InsufficientDataError
+from mlflow_imbalance.stats.prevalence import PrevalenceEstimate, estimate_prevalence
 
-__all__ = ["InsufficientDataError"]
+__all__ = ["InsufficientDataError", "PrevalenceEstimate", "estimate_prevalence"]

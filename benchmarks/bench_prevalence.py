@@ -1,0 +1,178 @@
+"""Benchmark: estimating the deployment prevalence from production scores (issue 33).
+
+Simulated prior shift: a binormal model (negatives N(0, 1), positives N(2, 1), continuous
+float64) and a heavily tied one (the same scores rounded to 0.1: about 80 distinct values).
+Every replicate draws a fresh test set (so the test set's own sampling error is in the numbers)
+and a fresh production batch of ``N`` cases with ``Binomial(N, eta)`` positives, and runs
+:func:`mlflow_imbalance.stats.prevalence.estimate_prevalence` with each method.
+
+Reported per cell and method: relative bias and RMSE (``/ eta``), coverage of the 95 %
+interval, its mean width, and the share of estimates at 0; for the prior-shift check, the share
+of batches it fails (p < 0.01) under pure prior shift (level) and under covariate shift
+(production scores of both classes shifted by ``delta`` standard deviations: power).
+
+    .venv/bin/python benchmarks/bench_prevalence.py            # --quick (default), ~5 min
+    .venv/bin/python benchmarks/bench_prevalence.py --full     # every cell, R = 200
+
+Replicates run in a process pool of ``--workers`` (default 2) with one thread each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.core.production import ScoreCounts
+from mlflow_imbalance.stats.prevalence import estimate_prevalence
+
+MU = 2.0
+METHODS = ("mle", "acc", "median_sweep")
+ALPHA = 0.01
+
+
+def _scores(rng: np.random.Generator, n_pos: int, n_neg: int, model: str, shift: float = 0.0):
+    s = np.concatenate([rng.normal(MU, 1.0, n_pos), rng.normal(0.0, 1.0, n_neg)]) + shift
+    return np.round(s, 1) if model == "tied" else s
+
+
+def _replicates(task: tuple) -> list[dict]:
+    model, n_pos, n_neg, n_prod, eta, delta, seed, reps, n_boot, n_check, methods, how = task
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(reps):
+        y = np.zeros(n_pos + n_neg, dtype=bool)
+        y[:n_pos] = True
+        counts = RocCounts.from_scores(y, _scores(rng, n_pos, n_neg, model))
+        k = int(rng.binomial(n_prod, eta))
+        prod = ScoreCounts.from_scores(_scores(rng, k, n_prod - k, model, delta))
+        row = {}
+        for i, m in enumerate(methods):
+            e = estimate_prevalence(
+                counts,
+                prod,
+                method=m,
+                n_boot=n_boot,
+                interval=how,
+                n_check=n_check if i == 0 else 0,
+                seed=int(rng.integers(2**63)),
+            )
+            row[m] = (e.estimate, e.low, e.high, e.at_zero, e.test_share)
+            if i == 0:
+                row["p"] = e.prior_shift_p
+        out.append(row)
+    return out
+
+
+def _run(cells: list[tuple], r: int, n_boot: int, n_check: int, workers: int, seed: int, how: str):
+    """Run every cell with ``r`` replicates split into chunks across the pool."""
+    chunk = max(1, r // (2 * workers)) if workers > 1 else r
+    tasks, owner = [], []
+    children = iter(np.random.SeedSequence(seed).spawn(len(cells) * (r // chunk + 1)))
+    for ci, cell in enumerate(cells):
+        *spec, methods = cell
+        done = 0
+        while done < r:
+            b = min(chunk, r - done)
+            child = int(next(children).generate_state(1)[0])
+            tasks.append((*spec, child, b, n_boot, n_check, methods, how))
+            owner.append(ci)
+            done += b
+    results: list[list[dict]] = [[] for _ in cells]
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            for ci, res in zip(owner, pool.map(_replicates, tasks), strict=True):
+                results[ci].extend(res)
+    else:
+        for ci, t in zip(owner, tasks, strict=True):
+            results[ci].extend(_replicates(t))
+    return results
+
+
+def _summarise(cell: tuple, rows: list[dict]) -> list[str]:
+    model, n_pos, n_neg, n_prod, eta, delta, methods = cell
+    lines = []
+    fail = np.mean([row["p"] < ALPHA for row in rows])
+    for m in methods:
+        a = np.array([row[m][:3] for row in rows], dtype=float)
+        est, lo, hi = a.T
+        zero = np.mean([row[m][3] for row in rows])
+        tshare = np.mean([row[m][4] for row in rows])
+        bias = (est.mean() - eta) / eta
+        rmse = np.sqrt(np.mean((est - eta) ** 2)) / eta
+        cov = np.mean((lo <= eta) & (eta <= hi))
+        width = np.mean(hi - lo)
+        check = f"{fail:6.1%}" if m == methods[0] else "      "
+        lines.append(
+            f"{model:8s} {n_pos:>5d}/{n_neg:<7d} {n_prod:>8.0e} {eta:>7.0e} {delta:>5.2f} "
+            f"{m:12s} {bias:+8.3f} {rmse:8.3f} {cov:6.1%} {width:9.3g} {zero:6.1%} "
+            f"{tshare:6.2f} {check}"
+        )
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="few cells, R = 100 (default)")
+    mode.add_argument("--full", action="store_true", help="every cell, R = 200")
+    ap.add_argument("--reps", type=int, default=None)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=20250)
+    ap.add_argument("--interval", choices=["percentile", "basic"], default="percentile")
+    args = ap.parse_args()
+    full = args.full
+    r = args.reps or (200 if full else 100)
+    n_boot, n_check = (1000, 1000) if full else (400, 400)
+    tests = [(200, 20_000), (1_000, 100_000)]
+    if full:
+        prods, etas = [10**4, 10**5, 10**6], [1e-4, 1e-3, 1e-2, 0.1, 0.3]
+        models, deltas, shift_prods = ["binormal", "tied"], [0.05, 0.1, 0.2], [10**4, 10**5, 10**6]
+    else:
+        prods, etas = [10**4, 10**6], [1e-4, 1e-2, 0.3]
+        models, deltas, shift_prods = ["binormal", "tied"], [0.1, 0.2], [10**4, 10**6]
+    cells = []
+    for model, (n_pos, n_neg) in itertools.product(models, tests):
+        if model == "tied" and not full and n_pos != 200:
+            continue
+        for n_prod, eta in itertools.product(prods, etas):
+            cells.append((model, n_pos, n_neg, n_prod, eta, 0.0, METHODS))
+    for delta, n_prod in itertools.product(deltas, shift_prods):
+        cells.append(("binormal", 200, 20_000, n_prod, 0.01, delta, ("mle",)))
+    t0 = time.perf_counter()
+    results = _run(cells, r, n_boot, n_check, args.workers, args.seed, args.interval)
+    took = time.perf_counter() - t0
+    print(
+        f"# {'full' if full else 'quick'}: R = {r} replicates a cell, n_boot = {n_boot}, "
+        f"n_check = {n_check}, {args.interval} interval, {len(cells)} cells, "
+        f"{args.workers} workers, {took:.0f} s"
+    )
+    print(
+        "# bias, rmse relative to eta; cover = 95 % interval coverage; width = mean width; "
+        "zero = share at 0;\n# test = share of variance from the test set; "
+        f"check = share of batches the prior-shift check fails (p < {ALPHA})"
+    )
+    print(
+        f"{'model':8s} {'test pos/neg':13s} {'N':>8s} {'eta':>7s} {'delta':>5s} "
+        f"{'method':12s} {'bias':>8s} {'rmse':>8s} {'cover':>6s} {'width':>9s} {'zero':>6s} "
+        f"{'test':>6s} {'check':>6s}"
+    )
+    level = []
+    for cell, rows in zip(cells, results, strict=True):
+        for line in _summarise(cell, rows):
+            print(line)
+        if cell[5] == 0.0:
+            level.extend(row["p"] < ALPHA for row in rows)
+    print(f"# check level over all prior-shift cells: {np.mean(level):.2%} of {len(level)} batches")
+
+
+if __name__ == "__main__":
+    main()
