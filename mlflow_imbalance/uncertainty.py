@@ -20,6 +20,9 @@ of its method and its confidence level, so a report can print exactly what a ban
   :func:`paired_metric_test`, :func:`cost_difference_test`, :func:`partial_auc_interval`,
   :func:`partial_auc_test`.
 * :mod:`mlflow_imbalance.stats.decision` -- :func:`choose_threshold`.
+* :mod:`mlflow_imbalance.stats.prevalence` -- :func:`estimate_prevalence` (the deployment
+  prevalence from unlabeled production scores, with a prior-shift check) and
+  :class:`PrevalenceEstimate`.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from mlflow_imbalance.stats import decision as _decision
 from mlflow_imbalance.stats import headline as _headline
 from mlflow_imbalance.stats import intervals as _intervals
 from mlflow_imbalance.stats import posterior as _posterior
+from mlflow_imbalance.stats import prevalence as _prevalence
 from mlflow_imbalance.stats import prevalence_bands as _prevalence_bands
 from mlflow_imbalance.stats import sample_size as _sample_size
 from mlflow_imbalance.stats._batch import *  # noqa: F403
@@ -45,6 +49,7 @@ from mlflow_imbalance.stats.decision import *  # noqa: F403
 from mlflow_imbalance.stats.headline import *  # noqa: F403
 from mlflow_imbalance.stats.intervals import *  # noqa: F403
 from mlflow_imbalance.stats.posterior import *  # noqa: F403
+from mlflow_imbalance.stats.prevalence import *  # noqa: F403
 from mlflow_imbalance.stats.prevalence_bands import *  # noqa: F403
 from mlflow_imbalance.stats.sample_size import *  # noqa: F403
 
@@ -62,5 +67,6 @@ __all__ = sorted(
         *_headline.__all__,
         *_compare.__all__,
         *_decision.__all__,
+        *_prevalence.__all__,
     ]
 )

@@ -35,7 +35,9 @@ whenever the partial sums are exactly representable (integer or dyadic weights, 
 otherwise agree to float64 rounding (relative 1e-12 in the tests).
 
 ``max_points`` switches to a bounded-error mode for tables with very many distinct scores: see
-:func:`roc_counts_from_spark`.
+:func:`roc_counts_from_spark`. :func:`score_counts_from_spark` runs steps 1-5 on unlabeled
+scores (every row counted as a "positive", so every distinct score is kept) for
+``mlflow_imbalance.log_production_scores``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.core.production import ScoreCounts
 from mlflow_imbalance.core.validation import _default_pos_label, plain
 from mlflow_imbalance.integrations._spark_workers import check_spark_workers
 
@@ -68,7 +71,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["log_scores_from_spark", "roc_counts_from_spark"]
+__all__ = ["log_scores_from_spark", "roc_counts_from_spark", "score_counts_from_spark"]
 
 _KIND_POINT = 0
 _KIND_TOTAL = 1
@@ -106,6 +109,37 @@ def _check_column(df: DataFrame, arg: str, name: Any, allowed: tuple[type, ...],
     if not isinstance(dtype, allowed):
         raise ValueError(f"{arg}={name!r} must hold {what}, got Spark type {dtype.simpleString()}")
     return dtype
+
+
+def _check_partitions(num_partitions: Any) -> None:
+    if num_partitions is not None and (int(num_partitions) != num_partitions or num_partitions < 1):
+        raise ValueError(
+            f"num_partitions must be a positive integer or None, got {plain(num_partitions)!r}"
+        )
+
+
+def _count_if(cond: Column) -> Column:
+    return F.sum(F.when(cond, 1).otherwise(0)).cast("long")
+
+
+def _score_checks(score_col: str) -> list[Column]:
+    """Aggregates counting null, NaN and infinite scores (``score_null/_nan/_inf``)."""
+    score = _col(score_col).cast("double")
+    return [
+        _count_if(_col(score_col).isNull()).alias("score_null"),
+        _count_if(F.isnan(score)).alias("score_nan"),
+        _count_if(F.abs(score) == F.lit(float("inf"))).alias("score_inf"),
+    ]
+
+
+def _raise_bad_scores(score_col: str, rows: list[Any], n_rows: int) -> None:
+    """A ValueError naming ``score_col`` when the :func:`_score_checks` of ``rows`` found any."""
+    bad = {k: sum(r[k] for r in rows) for k in ("score_null", "score_nan", "score_inf")}
+    if any(bad.values()):
+        raise ValueError(
+            f"score_col={score_col!r} must hold finite scores: found {bad['score_null']} null, "
+            f"{bad['score_nan']} NaN and {bad['score_inf']} infinite value(s) among {n_rows} rows"
+        )
 
 
 class _Plan:
@@ -147,18 +181,9 @@ def _validate(
     if weight_col is not None:
         _check_column(df, "weight_col", weight_col, (T.NumericType,), "numeric weights")
 
-    score = _col(score_col).cast("double")
     inf = float("inf")
-
-    def count_if(cond: Column) -> Column:
-        return F.sum(F.when(cond, 1).otherwise(0)).cast("long")
-
-    aggs = [
-        F.count(F.lit(1)).alias("n"),
-        count_if(_col(score_col).isNull()).alias("score_null"),
-        count_if(F.isnan(score)).alias("score_nan"),
-        count_if(F.abs(score) == F.lit(inf)).alias("score_inf"),
-    ]
+    count_if = _count_if
+    aggs = [F.count(F.lit(1)).alias("n"), *_score_checks(score_col)]
     if weight_col is not None:
         w = _col(weight_col).cast("double")
         aggs += [
@@ -197,12 +222,7 @@ def _validate(
     if n_nan:
         raise ValueError(f"label_col={label_col!r} contains {n_nan} NaN label(s)")
     n_rows = sum(r["n"] for r in rows)
-    bad = {k: sum(r[k] for r in rows) for k in ("score_null", "score_nan", "score_inf")}
-    if any(bad.values()):
-        raise ValueError(
-            f"score_col={score_col!r} must hold finite scores: found {bad['score_null']} null, "
-            f"{bad['score_nan']} NaN and {bad['score_inf']} infinite value(s) among {n_rows} rows"
-        )
+    _raise_bad_scores(score_col, rows, n_rows)
     if weight_col is not None:
         w_null = sum(r["w_null"] for r in rows)
         w_nonfinite = sum(r["w_nonfinite"] for r in rows)
@@ -363,6 +383,11 @@ def _collect_arrow(df: DataFrame) -> Any:
 def _exact(
     rows: DataFrame, weighted: bool, num_partitions: int | None
 ) -> tuple[RocCounts, dict[str, int]]:
+    return _assemble(_cumulated(rows, weighted, num_partitions), weighted)
+
+
+def _cumulated(rows: DataFrame, weighted: bool, num_partitions: int | None) -> Any:
+    """Steps 2-4 (module docstring) on rows (score, pos, neg): the Arrow table of step 5."""
     table = rows.groupBy("score").agg(F.sum("pos").alias("pos"), F.sum("neg").alias("neg"))
     order = F.col("score").desc()
     if num_partitions is None:
@@ -372,12 +397,17 @@ def _exact(
     ranged = ranged.sortWithinPartitions(order)
     ct = _count_type(weighted)
     schema = f"kind int, part double, score double, tp {ct}, fp {ct}"
-    got = _collect_arrow(ranged.mapInArrow(_cumulate_partitions(weighted), schema))
-    return _assemble(got, weighted)
+    return _collect_arrow(ranged.mapInArrow(_cumulate_partitions(weighted), schema))
 
 
 def _assemble(got: Any, weighted: bool) -> tuple[RocCounts, dict[str, int]]:
     """Driver side of step 5: offsets from partition totals, then the global compression."""
+    score, tp, fp, n_pos, n_neg, info = _global_points(got, weighted)
+    return RocCounts(score, tp, fp, n_pos, n_neg, weighted=weighted).compress(), info
+
+
+def _global_points(got: Any, weighted: bool) -> tuple[Any, ...]:
+    """Step 5's offsets: (scores descending, global tp, fp, their totals, diagnostics)."""
     count_dtype = np.float64 if weighted else np.int64
     kind = got.column("kind").to_numpy()
     part = got.column("part").to_numpy()
@@ -403,16 +433,8 @@ def _assemble(got: Any, weighted: bool) -> tuple[RocCounts, dict[str, int]]:
     g_tp = off_tp[idx] + tp[pts]
     g_fp = off_fp[idx] + fp[pts]
     o = np.argsort(-p_score, kind="stable")
-    counts = RocCounts(
-        p_score[o],
-        g_tp[o],
-        g_fp[o],
-        end_tp[-1],
-        end_fp[-1],
-        weighted=weighted,
-    ).compress()
     info = {"rows_received": int(kind.size), "partitions": int(tops.size)}
-    return counts, info
+    return p_score[o], g_tp[o], g_fp[o], end_tp[-1], end_fp[-1], info
 
 
 # ---------------------------------------------------------------------------- bounded path
@@ -638,10 +660,7 @@ def roc_counts_from_spark(
     """
     if max_points is not None and (int(max_points) != max_points or max_points < 2):
         raise ValueError(f"max_points must be an integer >= 2 or None, got {plain(max_points)!r}")
-    if num_partitions is not None and (int(num_partitions) != num_partitions or num_partitions < 1):
-        raise ValueError(
-            f"num_partitions must be a positive integer or None, got {plain(num_partitions)!r}"
-        )
+    _check_partitions(num_partitions)
     check_spark_workers(df.sparkSession)
     plan = _validate(df, label_col, score_col, weight_col, pos_label)
     rows = _class_columns(df, plan, score_col, weight_col)
@@ -657,6 +676,40 @@ def roc_counts_from_spark(
     if _info is not None:
         _info.update(info)
     return counts
+
+
+def score_counts_from_spark(
+    df: DataFrame, score_col: str, *, num_partitions: int | None = None
+) -> ScoreCounts:
+    """Exact counts of unlabeled scores in a Spark DataFrame, computed in Spark.
+
+    Equals ``ScoreCounts.from_scores`` of the collected column (ties form one threshold) by the
+    plan of :func:`roc_counts_from_spark` (one validation aggregate; ``groupBy(score)``, range
+    partitioning, per-partition running totals; partition offsets on the driver). The driver
+    receives one row per distinct score (the result itself) plus one per partition, never the
+    rows. Log it with ``mi.log_production_scores(counts, batch=...)``.
+
+    Args:
+        df: the scored production table.
+        score_col: scores (numeric; compared as float64).
+        num_partitions: see :func:`roc_counts_from_spark`.
+
+    Raises:
+        ValueError: missing or non-numeric column, an empty table, null/NaN/infinite scores;
+            the message names ``score_col``.
+    """
+    _check_partitions(num_partitions)
+    check_spark_workers(df.sparkSession)
+    _check_column(df, "score_col", score_col, (T.NumericType, T.BooleanType), "numeric scores")
+    row = df.agg(F.count(F.lit(1)).alias("n"), *_score_checks(score_col)).collect()[0]
+    if row["n"] == 0:
+        raise ValueError(f"df is empty: score_col={score_col!r} holds no score to count")
+    _raise_bad_scores(score_col, [row], row["n"])
+    col = _col(score_col).cast("double").alias("score")
+    rows = df.select(col, F.lit(1).cast("long").alias("pos"), F.lit(0).cast("long").alias("neg"))
+    score, n_above, _, n, _, info = _global_points(_cumulated(rows, False, num_partitions), False)
+    logger.debug("score_counts_from_spark: %d thresholds; driver received %s", score.size, info)
+    return ScoreCounts(score, n_above, int(n))
 
 
 def _roc_counts_from_spark(

@@ -105,6 +105,7 @@ from mlflow_imbalance.tracking.production import (
     list_production_batches,
     load_production_counts,
     log_production_scores,
+    production_metric_keys,
 )
 from mlflow_imbalance.tracking.summary import SUMMARY_FILENAME
 
@@ -141,5 +142,6 @@ __all__ = [
     "log_production_scores",
     "log_scores",
     "metric_key",
+    "production_metric_keys",
     "runs_view_url",
 ]

@@ -343,6 +343,7 @@ def _estimate(
     def num(v: Any) -> float | None:
         return None if v is None or not math.isfinite(float(v)) else float(v)
 
+    misfit = getattr(est, "misfit", None)
     entry = {
         "value": num(est.estimate),
         "interval": [num(est.low), num(est.high)],
@@ -350,8 +351,23 @@ def _estimate(
         "method": str(est.method),
         "prior_shift_p": num(est.prior_shift_p),
         "text": str(est.text),
+        # diagnostics (PrevalenceEstimate's fields of the same names; misfit as its text)
+        "check_passed": bool(getattr(est, "check_passed", True)),
+        "check_alpha": num(getattr(est, "check_alpha", None)),
+        "at_zero": bool(getattr(est, "at_zero", False)),
+        "limited_by_test": bool(getattr(est, "limited_by_test", False)),
+        "more_negatives_needed": _int_or_none(getattr(est, "more_negatives_needed", None)),
+        "test_share": num(getattr(est, "test_share", None)),
+        "misfit": None if misfit is None else str(misfit.text),
+        "out_of_range": None if est.out_of_range is None else str(est.out_of_range),
+        "n_bins": _int_or_none(getattr(est, "n_bins", None)),
+        "estimates": {k: num(v) for k, v in (getattr(est, "estimates", None) or {}).items()},
     }
     return est, entry, None
+
+
+def _int_or_none(v: Any) -> int | None:
+    return None if v is None else int(v)
 
 
 # ---------------------------------------------------------------------------- public API
@@ -522,7 +538,7 @@ def _write_and_upload(
             }
         },
     }
-    text = json.dumps(record, indent=2, allow_nan=False) + "\n"
+    text = json.dumps(record, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
     _check_record(json.loads(text), "the batch record being written")  # never commit a bad one
     (commit_dir / f"{label}.json").write_text(text, encoding="utf-8")
 
