@@ -108,6 +108,19 @@ BUILD_REPORT_CASES = [
     ({"n_bootstrap": 10}, r"n_bootstrap must be 0 \(off\) or at least 50"),
     ({"prevalence_range": "1e-2:1e-5"}, r"prevalence_range"),
     ({"output": "/proc/x/r.html"}, r"output '/proc/x/r.html' cannot be written"),
+    # issue 31: these escaped as bare int()/hash errors, or were accepted
+    ({"n_bootstrap": "x"}, r"n_bootstrap must be a non-negative integer .*got 'x'"),
+    ({"n_bootstrap": None}, r"n_bootstrap must be a non-negative integer .*got None"),
+    ({"n_bootstrap": True}, r"n_bootstrap must be a non-negative integer"),
+    ({"seed": None}, r"seed must be a non-negative integer .*got None"),
+    ({"seed": "x"}, r"seed must be a non-negative integer .*got 'x'"),
+    ({"seed": True}, r"seed must be a non-negative integer"),
+    ({"primary_metric": ["ap"]}, r"primary_metric must be one of .*got \['ap'\]"),
+    ({"primary_metric": None}, r"primary_metric must be one of"),
+    ({"confidence": "0.9"}, r"confidence must lie in .*got '0.9'"),
+    ({"confidence": None}, r"confidence must lie in"),
+    ({"title": 3}, r"title must be a string or None, got int"),
+    ({"name": ["test"]}, r"name must be a non-empty string"),
 ]
 
 
@@ -117,6 +130,47 @@ def test_build_report_bad_options(kwargs, pattern):
 
     with pytest.raises(ValueError, match=pattern):
         build_report({"a": _counts()}, **kwargs)
+
+
+def test_build_report_bad_options_refused_before_any_work(tracking_uri, monkeypatch):
+    """A run id to load and a bad option: the option is refused before the store is read."""
+    from mlflow_imbalance.report import build
+
+    calls = []
+    original = build._collect
+    monkeypatch.setattr(build, "_collect", lambda *a, **k: calls.append(a) or original(*a, **k))
+    for kwargs in ({"n_bootstrap": "x"}, {"seed": None}, {"primary_metric": ["ap"]}):
+        with pytest.raises(ValueError, match=next(iter(kwargs))):
+            build.build_report(["0" * 32], **kwargs)
+    assert calls == []
+
+
+@pytest.mark.parametrize("bad", [123, None, "", " abc", "a/b", "../x", 1.5, b"abc"])
+@pytest.mark.parametrize("loader", ["load_counts", "load_summary", "load_scores", "list_counts"])
+def test_loaders_refuse_a_bad_run_id_naming_it(loader, bad):
+    with pytest.raises(ValueError, match=r"run_id must be an MLflow run id"):
+        getattr(mi, loader)(bad)
+
+
+def test_unknown_run_id_names_the_run_and_the_store(tracking_uri):
+    from mlflow.exceptions import MlflowException
+
+    from mlflow_imbalance.report.build import build_report
+
+    expected = f"run 'abc' not found in the tracking store {tracking_uri}"
+    for call in (
+        lambda: mi.load_counts("abc"),
+        lambda: mi.load_summary("abc"),
+        lambda: mi.load_scores("abc"),
+        lambda: mi.list_counts("abc"),
+        lambda: mi.log_scores(Y, S, run_id="abc", log_figures=False, n_bootstrap=0),
+    ):
+        with pytest.raises(MlflowException) as info:
+            call()
+        assert info.value.message == expected
+    with pytest.raises(ValueError) as info:
+        build_report(["abc"], n_bootstrap=0)
+    assert expected in str(info.value) and "SQL" not in str(info.value)
 
 
 def test_build_report_output_directory_refused_before_work(tmp_path):

@@ -286,3 +286,167 @@ def test_good_inputs_are_unchanged():
     assert choice is not None
     w = mi.RocCounts.from_scores([1, 0, 1, 0], [0.1, 0.2, 0.3, 0.4], sample_weight=[1e300] * 4)
     assert w.n_pos == 2e300
+
+
+# ------------------------------------------------------- logging and report limits (issue 31)
+def _ys(n: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    y = np.arange(n) % 2
+    return y, np.linspace(0, 1, n) + 0.3 * y
+
+
+def test_log_scores_caps_the_logged_prevalences(tracking_uri):
+    import mlflow
+
+    from mlflow_imbalance.tracking._checks import MAX_LOGGED_PREVALENCES
+
+    assert MAX_LOGGED_PREVALENCES == 32
+    y, s = _ys()
+    for bad in (np.linspace(0.001, 0.5, 1000), list(np.linspace(0.001, 0.5, 33))):
+        with pytest.raises(ValueError, match=r"prevalences holds \d+ values; at most 32"):
+            mi.log_scores(y, s, prevalences=bad, log_figures=False, n_bootstrap=0)
+    assert mlflow.active_run() is None  # refused before a run was started
+    with mlflow.start_run():
+        logged = mi.log_scores(
+            y, s, prevalences=np.geomspace(1e-4, 0.3, 32), log_figures=False, n_bootstrap=0
+        )
+    assert len(logged.summary["prevalences"]) == 32
+
+
+def _nested(depth: int) -> dict:
+    root: dict = {}
+    node = root
+    for _ in range(depth - 1):
+        node["a"] = {}
+        node = node["a"]
+    return root
+
+
+@pytest.mark.parametrize(
+    ("extra", "pattern"),
+    [
+        (_nested(100_000), r"extra_summary is nested more than 32 levels"),
+        ({"a": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}, r"32 levels"),
+        ({"blob": "x" * (17 << 20)}, r"extra_summary is \d+ bytes as JSON, above .* 1048576"),
+    ],
+    ids=["100000 deep", "33 deep", "17 MB"],
+)
+def test_extra_summary_is_bounded_before_any_computation(tracking_uri, extra, pattern):
+    import time
+
+    # y_true is invalid too: extra_summary must be refused first, before the data are read
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=pattern):
+        mi.log_scores(["a", "b", "c"], [0.1, 0.2, 0.3], extra_summary=extra, log_figures=False)
+    assert time.perf_counter() - t0 < 5
+    with pytest.raises(ValueError, match=pattern):
+        mi.log_counts(_counts(), extra_summary=extra, log_figures=False)
+
+
+def test_extra_summary_within_the_limits_is_kept(tracking_uri):
+    import mlflow
+
+    y, s = _ys()
+    extra = {"deep": _nested(31), "blob": "x" * 500_000, "self": "ok"}
+    with mlflow.start_run():
+        logged = mi.log_scores(y, s, extra_summary=extra, log_figures=False, n_bootstrap=0)
+    assert logged.summary["extra"]["blob"] == extra["blob"]
+
+
+def test_check_nesting_is_iterative_and_stops_on_cycles():
+    from mlflow_imbalance.core.validation import check_nesting
+
+    assert check_nesting({"a": [1, (2, {"b": np.zeros((2, 3))})]}, "x", max_depth=32) == 6  # 2-d: 2
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="x is nested more than 8"):
+        check_nesting(loop, "x", max_depth=8)
+
+
+def test_report_defaults_from_the_runs_are_capped(caplog):
+    import logging
+
+    from mlflow_imbalance.report.options import MAX_REPORT_PREVALENCES, _options, with_run_defaults
+
+    assert MAX_REPORT_PREVALENCES == 32
+    opts = _options(None, None, "test", None, None, 0.95, 0, 0, None)
+    many = [float(v) for v in np.geomspace(1e-6, 0.4, 3000)]
+    summaries = [{"prevalences": many}, *[{"prevalences": [1e-3, 0.05]}] * 2]
+    with caplog.at_level(logging.WARNING, logger="mlflow_imbalance.report.options"):
+        out = with_run_defaults(opts, summaries)
+    assert len(out.prevalences) == MAX_REPORT_PREVALENCES
+    assert 1e-3 in out.prevalences and 0.05 in out.prevalences  # logged by the most runs
+    assert min(out.prevalences) == 1e-6 and max(out.prevalences) == many[-1]  # range kept
+    (record,) = [r for r in caplog.records if "prevalences" in r.getMessage()]
+    message = record.getMessage()
+    assert "3002 prevalences" in message and "dropped 2970" in message
+    assert "at most 32" in message and ": 1.00431e-06, " in message  # the dropped, listed
+    # a handful is left alone, silently
+    caplog.clear()
+    small = with_run_defaults(opts, [{"prevalences": [1e-2, 1e-3]}])
+    assert small.prevalences == (1e-3, 1e-2) and not caplog.records
+
+
+def test_report_explicit_prevalences_are_capped():
+    from mlflow_imbalance.report.build import build_report
+
+    with pytest.raises(ValueError, match=r"prevalences holds 33 values; a report evaluates at"):
+        build_report({"a": _counts()}, prevalences=np.geomspace(1e-4, 0.3, 33), n_bootstrap=0)
+
+
+def test_n_bootstrap_is_capped():
+    from mlflow_imbalance.report.build import build_report
+
+    with pytest.raises(ValueError, match="n_bootstrap must be at most 100000"):
+        build_report({"a": _counts()}, n_bootstrap=10**9)
+    with pytest.raises(ValueError, match="n_bootstrap must be at most 100000"):
+        mi.log_counts(_counts(), n_bootstrap=10**9, log_figures=False)
+
+
+# ------------------------------------------------------------- sets too small to be tested
+@pytest.mark.parametrize(
+    ("y", "s", "counts"),
+    [
+        ([0, 1, 1, 1, 1], [0.1, 0.2, 0.3, 0.4, 0.5], "4 positives and 1 negative"),
+        ([1, 0, 0, 0], [0.3, 0.2, 0.1, 0.5], "1 positive and 3 negatives"),
+        ([0, 1, 0, 1], [0.5] * 4, "2 positives and 2 negatives"),
+        (np.arange(40) % 8 == 0, np.linspace(0, 1, 40), "5 positives (n_pos=5, n_neg=35)"),
+    ],
+    ids=["one negative", "one positive", "all one score", "5 positives"],
+)
+def test_small_sets_log_fine_with_one_warning(tracking_uri, y, s, counts):
+    import warnings
+
+    import mlflow
+
+    with warnings.catch_warnings(record=True) as records, mlflow.start_run() as run:
+        warnings.simplefilter("always")
+        logged = mi.log_scores(y, s, log_figures=False, n_bootstrap=0)
+    ours = [str(w.message) for w in records if "report will not test" in str(w.message)]
+    assert len(ours) == 1, ours
+    assert counts in ours[0] and "at least 10 positives and 10 negatives" in ours[0]
+    assert [w.category for w in records if "report will not test" in str(w.message)] == [
+        UserWarning
+    ]
+    assert mi.load_counts(run.info.run_id).n_pos == logged.summary["n_pos"]
+
+
+def test_large_enough_sets_and_weighted_sets_do_not_warn(tracking_uri):
+    import warnings
+
+    import mlflow
+
+    y, s = _ys(40)  # 20 and 20
+    with warnings.catch_warnings(), mlflow.start_run():
+        warnings.filterwarnings("error", message=".*report will not test.*")
+        mi.log_scores(y, s, log_figures=False, n_bootstrap=0)
+        mi.log_scores(
+            [0, 1, 0, 1], [0.1, 0.8, 0.3, 0.6], sample_weight=[1, 2, 3, 4], name="w",
+            log_figures=False, n_bootstrap=0,
+        )  # fmt: skip
+
+
+def test_min_test_class_agrees_with_the_report():
+    from mlflow_imbalance.report.analysis._common import MIN_TEST_CLASS as REPORT
+    from mlflow_imbalance.tracking._checks import MIN_TEST_CLASS
+
+    assert MIN_TEST_CLASS == REPORT

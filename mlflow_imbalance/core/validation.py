@@ -36,6 +36,7 @@ __all__ = [
     "check_fraction",
     "check_label_union",
     "check_max_fpr",
+    "check_nesting",
     "check_prevalence",
     "check_scores",
     "check_size",
@@ -513,3 +514,40 @@ def check_size(value: Any, name: str, *, minimum: int = 1, maximum: int) -> int:
     if value > maximum:
         raise ValueError(f"{name} must be at most {maximum}, got {plain(value)!r}")
     return int(value)
+
+
+def check_nesting(value: Any, name: str, *, max_depth: int) -> int:
+    """Refuse containers nested more than ``max_depth`` levels deep; return the depth.
+
+    Mappings, lists, tuples and arrays (one level per dimension) each count one level; the
+    walk is iterative, so a value nested 100,000 deep is refused without a ``RecursionError``,
+    and a container holding itself is refused too.
+
+    Raises:
+        ValueError: naming ``name`` and the limit.
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        elif isinstance(item, np.ndarray) and item.ndim:
+            depth += item.ndim - 1
+            children = item.ravel() if item.dtype == object else ()
+        else:
+            continue
+        if depth > max_depth:
+            raise ValueError(
+                f"{name} is nested more than {max_depth} levels deep (mappings and lists "
+                "inside each other); flatten it"
+            )
+        deepest = max(deepest, depth)
+        stack.extend(
+            (child, depth + 1)
+            for child in children
+            if isinstance(child, Mapping | list | tuple | np.ndarray)
+        )
+    return deepest

@@ -198,8 +198,10 @@ def check_store(tracking_uri: str | None) -> str:
         _tracking_store_registry.get_store_builder(uri)
     except Exception:
         raise click.ClickException(
-            f"--tracking-uri {uri!r} is not a tracking store URI MLflow knows; use e.g. "
-            "sqlite:///mlflow.db, http://127.0.0.1:5000, file:///path/to/mlruns or databricks"
+            _one_line(
+                f"--tracking-uri {uri!r} is not a tracking store URI MLflow knows; use e.g. "
+                "sqlite:///mlflow.db, http://127.0.0.1:5000, file:///path/to/mlruns or databricks"
+            )
         ) from None
     scheme = uri.split(":", 1)[0].lower() if "://" in uri or uri.startswith("sqlite:") else ""
     local = None
@@ -213,14 +215,16 @@ def check_store(tracking_uri: str | None) -> str:
         local = Path(unquote(urlsplit(uri).path) if scheme == "file" else uri)
     if local is not None and not local.exists():
         raise click.ClickException(
-            f"no MLflow tracking store at {uri} ({local} does not exist); run from the "
-            "directory that holds it or pass --tracking-uri (e.g. sqlite:///mlflow.db or "
-            "http://127.0.0.1:5000)"
+            _one_line(
+                f"no MLflow tracking store at {uri} ({local} does not exist); run from the "
+                "directory that holds it or pass --tracking-uri (e.g. sqlite:///mlflow.db or "
+                "http://127.0.0.1:5000)"
+            )
         )
     try:
         check_reachable(uri)
     except TrackingServerUnreachable as exc:
-        raise click.ClickException(exc.message) from None
+        raise click.ClickException(_one_line(exc.message)) from None
     return uri
 
 
@@ -412,7 +416,7 @@ def report(
             for s in skipped:  # found by --experiment / --filter: left out, loudly
                 click.echo(
                     f"Warning: run {terminal_safe(s.name)}"
-                    + (f" ({s.run_id})" if s.run_id and s.run_id != s.name else "")
+                    + (f" ({terminal_safe(s.run_id)})" if s.run_id and s.run_id != s.name else "")
                     + f" left out: {_one_line(s.reason)}",
                     err=True,
                 )
@@ -440,7 +444,7 @@ def report(
         n_runs = len(result.context.get("runs", ()))
         n_skipped = len(result.skipped)
         extra = f", {n_skipped} left out (see above and the report)" if n_skipped else ""
-        click.echo(f"Wrote {output} ({n_runs} runs{extra}).", err=True)
+        click.echo(f"Wrote {terminal_safe(output)} ({n_runs} runs{extra}).", err=True)
         print_verdict(result)
     if log_to_run:
         log_report_to_run(log_to_run, output, quiet=quiet, tracking_uri=uri)
@@ -541,7 +545,9 @@ def log_report_to_run(
             _one_line(f"--log-to-run {run_id}: could not log the report: {exc.message}")
         ) from None
     if not quiet:
-        click.echo(f"Logged the report to run {run_id} as {REPORT_ARTIFACT}.", err=True)
+        click.echo(
+            f"Logged the report to run {terminal_safe(run_id)} as {REPORT_ARTIFACT}.", err=True
+        )
     return REPORT_ARTIFACT
 
 
@@ -578,7 +584,7 @@ def list_counts_table(experiment: str, filter_string: str | None, tracking_uri: 
                 names = [f"<error: {_one_line(str(exc), 200)}>"]
             label = terminal_safe(run.info.run_name or "")
             held = terminal_safe(", ".join(map(str, names)) or "-")
-            click.echo(f"{run_id}\t{label}\t{held}")
+            click.echo(f"{terminal_safe(run_id)}\t{label}\t{held}")
 
 
 if __name__ == "__main__":  # pragma: no cover

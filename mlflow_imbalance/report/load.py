@@ -300,6 +300,7 @@ def load_runs(
     from mlflow.tracking import MlflowClient
 
     from mlflow_imbalance import tracking
+    from mlflow_imbalance.tracking._checks import _get_run
 
     client = MlflowClient()
     wanted = DEFAULT_NAME if name is None else name
@@ -313,8 +314,8 @@ def load_runs(
         label = run_id
         try:
             run = item if hasattr(item, "data") and hasattr(item, "info") else None
-            if run is None:
-                run = client.get_run(run_id)
+            if run is None:  # "run 'abc' not found in the tracking store <uri>" when unknown
+                run = _get_run(client, run_id)
             tags = dict(run.data.tags)
             label = run.info.run_name or tags.get("mlflow.runName") or run_id
             exp_id = run.info.experiment_id

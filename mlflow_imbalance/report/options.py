@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import numbers
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +21,13 @@ logger = logging.getLogger(__name__)
 
 #: The counts name every entry point logs under by default (``imbalance/test/``).
 DEFAULT_NAME = "test"
+
+#: Most prevalences one report evaluates (each gets a verdict, a table and intervals): given
+#: explicitly, more are refused; taken from the runs' summaries, the rest are dropped (a
+#: summary listing 3,000 prevalences made a 3-run report take 196 s).
+MAX_REPORT_PREVALENCES = 32
+#: Largest ``n_bootstrap`` of a report (replicates are held in memory per run and prevalence).
+MAX_N_BOOTSTRAP = 100_000
 
 #: Primary metrics the verdict can rank by when no costs are given (key -> label).
 PRIMARY_METRICS: dict[str, str] = {
@@ -98,6 +106,8 @@ def _options(
     Raises:
         ValueError: naming the option and the offending value.
     """
+    # the cheap scalar options first: every check runs before any work or allocation
+    _check_scalars(name, primary_metric, confidence, n_bootstrap, seed, title)
     if prevalences is None or prevalences is Ellipsis:
         etas: tuple[float, ...] = ()
     else:
@@ -105,6 +115,13 @@ def _options(
             raise ValueError(
                 f"prevalences must be a number or a sequence of numbers, got the string "
                 f"{prevalences!r}"
+            )
+        n_given = _length(prevalences)
+        if n_given > MAX_REPORT_PREVALENCES:
+            raise ValueError(
+                f"prevalences holds {n_given} values; a report evaluates at most "
+                f"{MAX_REPORT_PREVALENCES} (each gets its own verdict and table); use "
+                "prevalence_range= for the range drawn on the η axes"
             )
         try:
             raw = np.atleast_1d(np.asarray(prevalences, dtype=float))
@@ -137,20 +154,6 @@ def _options(
     if not costs_checked:  # costs= was checked once already, by resolve_costs
         cost_fp = check_cost(cost_fp, "cost_fp")
         cost_fn = check_cost(cost_fn, "cost_fn")
-    if primary_metric not in PRIMARY_METRICS:
-        raise ValueError(
-            f"primary_metric must be one of {sorted(PRIMARY_METRICS)}, got {primary_metric!r}"
-        )
-    if not (isinstance(confidence, (int, float)) and 0.5 <= confidence < 1):
-        raise ValueError(f"confidence must lie in [0.5, 1), got {confidence!r}")
-    if int(n_bootstrap) != n_bootstrap or n_bootstrap < 0:
-        raise ValueError(f"n_bootstrap must be a non-negative integer, got {n_bootstrap!r}")
-    if 0 < n_bootstrap < 50:
-        raise ValueError(f"n_bootstrap must be 0 (off) or at least 50, got {n_bootstrap!r}")
-    if int(seed) != seed or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty string, got {name!r}")
     return ReportOptions(
         prevalences=etas,
         prevalence_range=rng,
@@ -166,6 +169,86 @@ def _options(
         prevalences_source="argument" if etas else "",
         costs_source="argument" if costs_given else "",
     )
+
+
+def _length(values: Any) -> int:
+    """How many values ``values`` holds, without converting it (1 for a scalar)."""
+    size = getattr(values, "size", None)
+    if isinstance(size, int):
+        return size
+    try:
+        return len(values)
+    except TypeError:
+        return 1
+
+
+def _whole(value: Any) -> int | None:
+    """``value`` as an int when it is a real, finite, whole number (not a bool), else None."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        return None
+    if not math.isfinite(value) or int(value) != value:
+        return None
+    return int(value)
+
+
+def _check_scalars(
+    name: Any, primary_metric: Any, confidence: Any, n_bootstrap: Any, seed: Any, title: Any
+) -> None:
+    """The scalar options of ``build_report``, each refused with its name before any work."""
+    if not isinstance(primary_metric, str) or primary_metric not in PRIMARY_METRICS:
+        raise ValueError(
+            f"primary_metric must be one of {sorted(PRIMARY_METRICS)}, got {primary_metric!r:.80}"
+        )
+    if (
+        isinstance(confidence, bool | np.bool_)
+        or not isinstance(confidence, numbers.Real)
+        or not 0.5 <= confidence < 1
+    ):
+        raise ValueError(f"confidence must lie in [0.5, 1) (a number), got {confidence!r:.80}")
+    n_boot = _whole(n_bootstrap)
+    if n_boot is None or n_boot < 0:
+        raise ValueError(
+            f"n_bootstrap must be a non-negative integer (0 turns the bootstrap off), got "
+            f"{n_bootstrap!r:.80}"
+        )
+    if 0 < n_boot < 50:
+        raise ValueError(f"n_bootstrap must be 0 (off) or at least 50, got {n_bootstrap!r}")
+    if n_boot > MAX_N_BOOTSTRAP:
+        raise ValueError(f"n_bootstrap must be at most {MAX_N_BOOTSTRAP}, got {n_bootstrap!r}")
+    s = _whole(seed)
+    if s is None or s < 0:
+        raise ValueError(
+            f"seed must be a non-negative integer (the report is deterministic given its "
+            f"seed), got {seed!r:.80}"
+        )
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r:.80}")
+    if title is not None and not isinstance(title, str):
+        raise ValueError(f"title must be a string or None, got {type(title).__name__}")
+
+
+def _cap_prevalences(counted: dict[float, int]) -> tuple[list[float], list[float]]:
+    """At most :data:`MAX_REPORT_PREVALENCES` of the runs' prevalences: (kept, dropped).
+
+    Those logged by the most runs are kept first; among equally common ones, an evenly spaced
+    selection over their sorted values (so a long list keeps its range, not its low end).
+    """
+    if len(counted) <= MAX_REPORT_PREVALENCES:
+        return sorted(counted), []
+    kept: list[float] = []
+    for n in sorted(set(counted.values()), reverse=True):
+        room = MAX_REPORT_PREVALENCES - len(kept)
+        if room <= 0:
+            break
+        group = sorted(v for v, k in counted.items() if k == n)
+        if len(group) > room:
+            idx = np.unique(np.round(np.linspace(0, len(group) - 1, room)).astype(int))
+            group = [group[i] for i in idx]
+        kept += group
+    keep = set(kept)
+    return sorted(keep), sorted(v for v in counted if v not in keep)
 
 
 def with_run_defaults(opts: ReportOptions, summaries: Sequence[Any]) -> ReportOptions:
@@ -185,13 +268,30 @@ def with_run_defaults(opts: ReportOptions, summaries: Sequence[Any]) -> ReportOp
     """
     changes: dict[str, Any] = {}
     if not opts.prevalences:
-        etas: set[float] = set()
+        counted: dict[float, int] = {}
         for s in summaries:
-            for v in (s or {}).get("prevalences") or ():
-                if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1:
-                    etas.add(float(v))
+            logged = (s or {}).get("prevalences") or ()
+            if not isinstance(logged, list | tuple):
+                continue
+            run_etas = {
+                float(v)
+                for v in logged
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1
+            }
+            for v in run_etas:
+                counted[v] = counted.get(v, 0) + 1
+        etas, dropped = _cap_prevalences(counted)
+        if dropped:
+            shown = ", ".join(f"{v:g}" for v in dropped[:10])
+            more = f" and {len(dropped) - 10} more" if len(dropped) > 10 else ""
+            logger.warning(
+                "the runs logged %d prevalences; the report evaluates at most %d (those logged "
+                "by the most runs, spread over the range) and dropped %d: %s%s. Pass "
+                "prevalences= (--prevalence) to choose them",
+                len(counted), MAX_REPORT_PREVALENCES, len(dropped), shown, more,
+            )  # fmt: skip
         if etas:
-            changes["prevalences"] = tuple(sorted(etas))
+            changes["prevalences"] = tuple(etas)
             changes["prevalences_source"] = "runs"
     if not opts.costs_given:
         pairs: dict[tuple[float, float], int] = {}

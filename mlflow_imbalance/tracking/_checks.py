@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from mlflow_imbalance.core.validation import check_costs, check_prevalence
+from mlflow_imbalance.core.validation import check_costs, check_nesting, check_prevalence
 from mlflow_imbalance.tracking.keys import eta_label, metric_key
 from mlflow_imbalance.tracking.summary import summary_to_json
 
@@ -26,6 +26,10 @@ __all__ = [
     "CARD_FILENAME",
     "DEFAULT_PREVALENCES",
     "KEEP_SCORES_AUTO_LIMIT",
+    "MAX_EXTRA_BYTES",
+    "MAX_EXTRA_DEPTH",
+    "MAX_LOGGED_PREVALENCES",
+    "MIN_TEST_CLASS",
     "SCORES_FILENAME",
     "Scores",
     "eta_label",
@@ -41,6 +45,17 @@ KEEP_SCORES_AUTO_LIMIT = 1_000_000
 #: Prevalences of interest used when ``prevalences=None``: three decades typical of fraud,
 #: intrusion and screening work.
 DEFAULT_PREVALENCES: tuple[float, ...] = (1e-2, 1e-3, 1e-4)
+
+#: Most prevalences one ``log_scores`` / ``log_counts`` call logs: each adds a row of headline
+#: numbers with bootstrap intervals and four metrics (1,000 prevalences made 4,007 metrics).
+MAX_LOGGED_PREVALENCES = 32
+#: Deepest nesting of ``extra_summary`` (a mapping inside a mapping ... counts one level each).
+MAX_EXTRA_DEPTH = 32
+#: Largest ``extra_summary``, as the JSON written into ``summary.json`` (1 MiB).
+MAX_EXTRA_BYTES = 1 << 20
+#: The report tests a run against others only with at least this many positives and negatives
+#: (``report/analysis/_common.py: MIN_TEST_CLASS``, which tracking may not import).
+MIN_TEST_CLASS = 10
 
 _NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}")  # used with fullmatch: no "$"
 
@@ -80,6 +95,14 @@ def _check_prevalences(prevalences: Any) -> list[float]:
         )
     if isinstance(prevalences, int | float | np.floating):
         prevalences = [prevalences]
+    size = getattr(prevalences, "size", None)
+    if size is None:
+        try:
+            size = len(prevalences)
+        except TypeError:
+            size = 0  # an iterator: converted below, counted after
+    if size > MAX_LOGGED_PREVALENCES:
+        raise ValueError(_too_many_prevalences(size))
     try:
         if any(isinstance(p, str | bytes | bool | np.bool_) for p in prevalences):
             raise TypeError
@@ -88,6 +111,8 @@ def _check_prevalences(prevalences: Any) -> list[float]:
         raise ValueError(
             f"prevalences must be a number or a sequence of numbers, got {prevalences!r:.80}"
         ) from None
+    if arr.size > MAX_LOGGED_PREVALENCES:
+        raise ValueError(_too_many_prevalences(arr.size))
     check_prevalence(arr, "prevalences")
     out = sorted({float(v) for v in arr}, reverse=True)
     labels = [eta_label(v) for v in out]
@@ -97,6 +122,14 @@ def _check_prevalences(prevalences: Any) -> list[float]:
             "they would share a metric name"
         )
     return out
+
+
+def _too_many_prevalences(n: int) -> str:
+    return (
+        f"prevalences holds {n} values; at most {MAX_LOGGED_PREVALENCES} are logged (each adds "
+        "a row of intervals and metrics to the run); the report evaluates any other prevalence "
+        "from the counts: build_report(..., prevalences=...)"
+    )
 
 
 def _check_costs(costs: Any) -> dict[str, float] | None:
@@ -124,10 +157,17 @@ def _check_extra(extra: Any) -> dict[str, Any]:
     if not isinstance(extra, Mapping) or not all(isinstance(k, str) for k in extra):
         raise ValueError(f"extra_summary must be a mapping with string keys, got {extra!r:.200}")
     out = dict(extra)
+    # depth first, iteratively: a deeply nested value must not reach the recursive encoder
+    check_nesting(out, "extra_summary", max_depth=MAX_EXTRA_DEPTH)
     try:
-        summary_to_json(out)
+        size = len(summary_to_json(out).encode("utf-8"))
     except (TypeError, ValueError) as exc:
         raise ValueError(f"extra_summary must be JSON-serialisable: {exc}") from None
+    if size > MAX_EXTRA_BYTES:
+        raise ValueError(
+            f"extra_summary is {size} bytes as JSON, above the limit of {MAX_EXTRA_BYTES} "
+            "(1 MiB): log large data as an artifact (mlflow.log_dict) and keep a reference"
+        )
     return out
 
 
@@ -135,6 +175,40 @@ def _client(tracking_uri: str | None = None) -> Any:
     from mlflow.tracking import MlflowClient
 
     return MlflowClient(tracking_uri=tracking_uri)
+
+
+def _store_uri(client: Any) -> str:
+    """The tracking URI of ``client`` (for messages)."""
+    uri = getattr(getattr(client, "_tracking_client", None), "tracking_uri", None)
+    if uri:
+        return str(uri)
+    import mlflow
+
+    return str(mlflow.get_tracking_uri())
+
+
+def _get_run(client: Any, run_id: str) -> Any:
+    """``client.get_run``, with "run 'abc' not found in the tracking store <uri>" when unknown.
+
+    MLflow's own message depends on the store (an SQL error on some); a store failing (not a
+    4xx answer) propagates unchanged.
+    """
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return client.get_run(run_id)
+    except MlflowException as exc:
+        if exc.get_http_status_code() not in (400, 404):
+            raise
+        raise _mlflow_exception(
+            f"run {run_id!r} not found in the tracking store {_store_uri(client)}",
+            "RESOURCE_DOES_NOT_EXIST",
+        ) from None
+
+
+def _require_run(client: Any, run_id: str) -> None:
+    """Raise the "not found" error of :func:`_get_run` when the run does not exist."""
+    _get_run(client, run_id)
 
 
 def _check_run_target(run_id: Any, tracking_uri: Any) -> None:
@@ -179,7 +253,7 @@ def _resolve_run(client: Any, run_id: str | None) -> str:
         run_id = active.info.run_id
     if not isinstance(run_id, str) or not run_id:
         raise ValueError(f"run_id must be a non-empty string, got {run_id!r}")
-    run = client.get_run(run_id)  # raises MlflowException when unknown or unreachable
+    run = _get_run(client, run_id)  # raises MlflowException when unknown or unreachable
     if run.info.lifecycle_stage != "active":
         raise _mlflow_exception(
             f"run {run_id} is {run.info.lifecycle_stage}; restore it before logging to it"
@@ -296,6 +370,35 @@ def _swap_hint(y: np.ndarray, s: Any) -> str:
     except (TypeError, ValueError):
         pass
     return ""
+
+
+def _warn_small_set(counts: Any, name: str, source: str, stacklevel: int = 3) -> bool:
+    """Warn (once per call) when the report will not test this set; True when it warned.
+
+    The set is valid and is logged; the report shows its exact values with wide intervals but
+    never tests it against other runs (fewer than :data:`MIN_TEST_CLASS` positives or
+    negatives). Weighted sets are never tested (nor warned about here).
+    """
+    import warnings
+
+    if counts.weighted:
+        return False
+    small = [
+        f"{int(k)} {what}{'' if k == 1 else 's'}"
+        for k, what in ((counts.n_pos, "positive"), (counts.n_neg, "negative"))
+        if k < MIN_TEST_CLASS
+    ]
+    if not small:
+        return False
+    warnings.warn(
+        f"mlflow-imbalance {source}: set {name!r} has only {' and '.join(small)} "
+        f"(n_pos={int(counts.n_pos)}, n_neg={int(counts.n_neg)}); it is logged, but its "
+        "intervals will be very wide and the report will not test it against other runs "
+        f"(a test needs at least {MIN_TEST_CLASS} positives and {MIN_TEST_CLASS} negatives)",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return True
 
 
 def _warn_hard_labels(s: np.ndarray, source: str = "log_scores") -> bool:

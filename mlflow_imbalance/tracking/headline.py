@@ -56,6 +56,8 @@ CONFIDENCE = 0.95
 DEFAULT_N_BOOTSTRAP = 200
 #: Smallest positive ``n_bootstrap`` accepted (fewer cannot place a 95% percentile endpoint).
 MIN_N_BOOTSTRAP = 50
+#: Largest ``n_bootstrap`` accepted (the replicates are held in memory per prevalence).
+MAX_N_BOOTSTRAP = 100_000
 #: Counts with more thresholds than ``3 * BOOTSTRAP_POINTS`` are thinned for the bootstrap only
 #: (:func:`mlflow_imbalance.uncertainty.thin_for_bootstrap`); point values use the full counts.
 #: The value of :data:`mlflow_imbalance.stats.headline.BOOTSTRAP_POINTS` (kept here so that
@@ -115,6 +117,8 @@ def _check_bootstrap(n_bootstrap: Any, seed: Any) -> tuple[int, int]:
             f"n_bootstrap must be 0 (no bootstrap intervals) or >= {MIN_N_BOOTSTRAP}, "
             f"got {n_bootstrap!r}"
         )
+    if n_boot > MAX_N_BOOTSTRAP:
+        raise ValueError(f"n_bootstrap must be at most {MAX_N_BOOTSTRAP}, got {n_bootstrap!r}")
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (1 << 63))
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or int(seed) < 0:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+import os
+import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +35,7 @@ from mlflow_imbalance.tracking._checks import (
     _check_name,
     _client,
     _mlflow_exception,
+    _require_run,
 )
 from mlflow_imbalance.tracking.summary import SUMMARY_FILENAME, labels_digest, summary_from_json
 
@@ -51,6 +54,19 @@ _SCORES_SPEC = {
 #: room for the three ``.npy`` headers.
 _SCORES_BYTES_PER_EXAMPLE = 17
 _SCORES_HEADER_ROOM = 3 * 4096
+#: What an MLflow run id may look like (MLflow's own rule: 32 hex digits for new runs).
+_RUN_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]{0,255}")
+
+
+def _check_run_id(run_id: Any) -> str:
+    """``run_id`` as given, when it can be a run id; else a ValueError naming ``run_id``."""
+    if not isinstance(run_id, str) or not _RUN_ID_RE.fullmatch(run_id):
+        shown = repr(run_id) if isinstance(run_id, str) else type(run_id).__name__
+        raise ValueError(
+            f"run_id must be an MLflow run id (a string of letters, digits, '-' and '_', such as "
+            f"run.info.run_id), got {shown:.80}"
+        )
+    return run_id
 
 
 @contextmanager
@@ -75,6 +91,75 @@ def _download(client: Any, run_id: str, path: str, dst: str) -> Path:
         return Path(client.download_artifacts(run_id, path, dst))
 
 
+def _local_artifacts(client: Any, run_id: str) -> Path | None:
+    """The run's artifact folder when it is on this machine (``file:`` or a path), else None."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        uri = str(client.get_run(run_id).info.artifact_uri or "")
+    except Exception:  # describing a failure must not fail differently
+        return None
+    parts = urlsplit(uri)
+    if parts.scheme == "file":
+        return Path(unquote(parts.path))
+    if parts.scheme == "" and uri:
+        return Path(uri)
+    return None
+
+
+def _why_unreadable(client: Any, run_id: str, rel: str, exc: BaseException) -> str:
+    """What is wrong with artifact ``rel`` of a run that failed to download, in plain words."""
+    root = _local_artifacts(client, run_id)
+    if root is not None:
+        path = root
+        for part in rel.split("/"):
+            path = path / part
+            if path.is_symlink():
+                target = Path(os.readlink(path))
+                shown = "/".join(path.relative_to(root).parts)
+                what = (
+                    "is a symbolic link"
+                    if shown == rel
+                    else f"cannot be read: its folder {shown} is a symbolic link"
+                )
+                if not path.exists():
+                    return f"{what} to {target}, which does not exist"
+                return (
+                    f"{what} to {target} (outside the run's artifacts), which the tracking "
+                    "store does not follow"
+                )
+        if path.is_dir():
+            return "is a directory, not a file"
+        if not path.exists():
+            return "is missing from the run's artifacts (deleted after it was logged?)"
+        return f"could not be read ({type(exc).__name__}: {getattr(exc, 'message', exc)})"
+    folder = rel.rsplit("/", 1)[0]
+    try:
+        listed = {f.path: f.is_dir for f in client.list_artifacts(run_id, folder)}
+    except Exception:  # the store failing: say what the download said
+        listed = None
+    if listed is not None and rel not in listed:
+        return "is missing from the run's artifacts (deleted after it was logged?)"
+    if listed is not None and listed[rel]:
+        return "is a directory, not a file"
+    return f"could not be read ({type(exc).__name__}: {getattr(exc, 'message', exc)})"
+
+
+def _is_http_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the store failing (a 5xx answer or no answer), not a bad file."""
+    from mlflow.exceptions import MlflowException
+
+    if isinstance(exc, MlflowException):
+        return exc.get_http_status_code() >= 500 and "Failed to download" not in exc.message
+    return False
+
+
+def _unreadable(client: Any, run_id: str, rel: str, exc: BaseException) -> ValueError:
+    """A ValueError naming the run and the file, for a download of ``rel`` that failed."""
+    why = _why_unreadable(client, run_id, rel, exc)
+    return ValueError(f"run {run_id}: {rel} {why}; log the set again")
+
+
 def load_summary(
     run_id: str, name: str = "test", *, tracking_uri: str | None = None
 ) -> dict[str, Any]:
@@ -85,6 +170,7 @@ def load_summary(
             message lists the names it has).
         ValueError: the summary is not a valid mlflow-imbalance summary.
     """
+    _check_run_id(run_id)
     name = _check_name(name)
     _worker.flush()  # pending background logs (autolog, callbacks) land first
     client = _client(tracking_uri)
@@ -97,18 +183,25 @@ def _load_summary(client: Any, run_id: str, name: str) -> dict[str, Any]:
     path = f"{ARTIFACT_ROOT}/{name}/{SUMMARY_FILENAME}"
     with tempfile.TemporaryDirectory(prefix="mlflow-imbalance-") as tmp:
         try:
-            local = _download(client, run_id, path, tmp)
+            text = _download(client, run_id, path, tmp).read_bytes()
         except (MlflowException, OSError) as exc:
-            listed = [f.path for f in client.list_artifacts(run_id, f"{ARTIFACT_ROOT}/{name}")]
-            if f"{ARTIFACT_ROOT}/{name}/{SUMMARY_FILENAME}" in listed:
-                raise
+            _require_run(client, run_id)
+            try:
+                listed = [f.path for f in client.list_artifacts(run_id, f"{ARTIFACT_ROOT}/{name}")]
+            except (MlflowException, OSError) as inner:  # the folder itself is broken
+                if _is_http_failure(inner):
+                    raise
+                raise _unreadable(client, run_id, path, inner) from None
+            if path in listed:
+                if _is_http_failure(exc):
+                    raise
+                raise _unreadable(client, run_id, path, exc) from None
             names = _committed_names(client, run_id)
             raise _mlflow_exception(
                 f"run {run_id} has no committed counts named {name!r} (no {path}); "
                 f"it has: {names or 'none'}",
                 "RESOURCE_DOES_NOT_EXIST",
             ) from exc
-        text = local.read_bytes()
     summary = summary_from_json(text, source=f"run {run_id}: {path}")
     if summary["name"] != name:
         raise ValueError(f"run {run_id}: {path} describes {summary['name']!r}, not {name!r}")
@@ -116,11 +209,18 @@ def _load_summary(client: Any, run_id: str, name: str) -> dict[str, Any]:
 
 
 def _committed_names(client: Any, run_id: str) -> list[str]:
+    from mlflow.exceptions import MlflowException
+
     names = []
     for entry in client.list_artifacts(run_id, ARTIFACT_ROOT):
         if not entry.is_dir:
             continue
-        inner = {f.path.rsplit("/", 1)[-1] for f in client.list_artifacts(run_id, entry.path)}
+        try:
+            inner = {f.path.rsplit("/", 1)[-1] for f in client.list_artifacts(run_id, entry.path)}
+        except (MlflowException, OSError) as exc:  # unreadable folder: listed, so that
+            if _is_http_failure(exc):  # loading it says what is wrong
+                raise
+            inner = {SUMMARY_FILENAME}
         if SUMMARY_FILENAME in inner:
             names.append(entry.path.rsplit("/", 1)[-1])
     return sorted(names)
@@ -138,7 +238,15 @@ def _fetch_verified(
             f"run {run_id}: {ARTIFACT_ROOT}/{name}/{fname} is listed with {entry['bytes']} "
             f"bytes, above the limit of {limit}"
         )
-    data = _download(client, run_id, f"{ARTIFACT_ROOT}/{name}/{fname}", dst).read_bytes()
+    from mlflow.exceptions import MlflowException
+
+    rel = f"{ARTIFACT_ROOT}/{name}/{fname}"
+    try:
+        data = _download(client, run_id, rel, dst).read_bytes()
+    except (MlflowException, OSError) as exc:
+        if _is_http_failure(exc):
+            raise
+        raise _unreadable(client, run_id, rel, exc) from None
     digest = hashlib.sha256(data).hexdigest()
     if digest != entry["sha256"]:
         raise ValueError(
@@ -155,6 +263,7 @@ def load_counts(run_id: str, name: str = "test", *, tracking_uri: str | None = N
     The file must match the sha256 in ``summary.json`` and the counts' class totals must match
     the summary; the counts themselves are validated by :mod:`mlflow_imbalance.core.format`.
     """
+    _check_run_id(run_id)
     name = _check_name(name)
     _worker.flush()  # pending background logs (autolog, callbacks) land first
     client = _client(tracking_uri)
@@ -179,6 +288,7 @@ def load_scores(
     Returns None when the run kept no scores; raises when kept scores fail the manifest or the
     label digest.
     """
+    _check_run_id(run_id)
     name = _check_name(name)
     _worker.flush()  # pending background logs (autolog, callbacks) land first
     client = _client(tracking_uri)
@@ -216,10 +326,18 @@ def list_counts(run_id: str, *, tracking_uri: str | None = None) -> dict[str, di
     Folders without a valid ``summary.json`` (an interrupted first upload, foreign files) are
     left out, with a log message.
     """
+    _check_run_id(run_id)
     _worker.flush()  # pending background logs (autolog, callbacks) land first
     client = _client(tracking_uri)
     out: dict[str, dict[str, Any]] = {}
-    for name in _committed_names(client, run_id):
+    from mlflow.exceptions import MlflowException
+
+    try:
+        names = _committed_names(client, run_id)
+    except (MlflowException, OSError):
+        _require_run(client, run_id)
+        raise
+    for name in names:
         try:
             out[name] = _load_summary(client, run_id, name)
         except (ValueError, OSError) as exc:

@@ -48,8 +48,9 @@ from mlflow_imbalance.tracking._checks import (
     _resolve_run,
     _swap_hint,
     _warn_hard_labels,
+    _warn_small_set,
 )
-from mlflow_imbalance.tracking._store import check_reachable
+from mlflow_imbalance.tracking._store import bounded_store, check_reachable
 from mlflow_imbalance.tracking._timing import _now, _Timer, last_timings
 from mlflow_imbalance.tracking.card import _render_card, _render_figures
 from mlflow_imbalance.tracking.headline import DEFAULT_N_BOOTSTRAP, _check_bootstrap, _headline
@@ -252,6 +253,8 @@ def _log_scores(
     timer = _Timer()
     with timer.part("counts"):
         counts = RocCounts._from_validated(is_pos, s, w, compress=True, bounds=(s_lo, s_hi))
+    if defer is None:  # an explicit call (autolog and the callbacks capture many sets)
+        _warn_small_set(counts, name, "log_scores", stacklevel=4)
     internal = {"y_true_digest": labels_digest(is_pos, w), "n_examples": int(y.size)}
     return _log(
         counts,
@@ -344,6 +347,7 @@ def log_counts(
             )
         kept = Scores(is_pos, s, w)
         internal = {"y_true_digest": labels_digest(is_pos, w), "n_examples": int(y.size)}
+    _warn_small_set(counts, name, "log_counts", stacklevel=3)
     return _log(
         counts,
         name=name,
@@ -448,9 +452,10 @@ def _log(
     extra = _check_extra(extra_summary)
     n_boot, seed = _check_bootstrap(n_bootstrap, seed)
     check_reachable(tracking_uri)  # a dead server: one clear error in seconds, not minutes
-    client = _client(tracking_uri)
-    run_id = _resolve_run(client, run_id)
-    run_name = client.get_run(run_id).info.run_name  # the card's title
+    with bounded_store(tracking_uri, "; nothing was logged"):  # dying after the probe
+        client = _client(tracking_uri)
+        run_id = _resolve_run(client, run_id)
+        run_name = client.get_run(run_id).info.run_name  # the card's title
     artifact_path = f"{ARTIFACT_ROOT}/{name}"
     _logged_names.setdefault(run_id, set()).add(name)  # set.add is atomic under the GIL
     if defer is not None:
@@ -464,7 +469,7 @@ def _log(
                 counts, client=client, run_id=run_id, run_name=run_name, name=name,
                 artifact_path=artifact_path, etas=etas, cost=cost, extra=extra, n_boot=n_boot,
                 seed=seed, scores=scores, internal=internal, log_figures=log_figures,
-                timer=_Timer(),
+                timer=_Timer(), tracking_uri=tracking_uri,
             )  # fmt: skip
             pending._set(result)
             return result
@@ -475,6 +480,7 @@ def _log(
         counts, client=client, run_id=run_id, run_name=run_name, name=name,
         artifact_path=artifact_path, etas=etas, cost=cost, extra=extra, n_boot=n_boot, seed=seed,
         scores=scores, internal=internal, log_figures=log_figures, timer=timer,
+        tracking_uri=tracking_uri,
     )  # fmt: skip
 
 
@@ -495,8 +501,14 @@ def _write_and_upload(
     internal: dict[str, Any],
     log_figures: bool,
     timer: _Timer,
+    tracking_uri: str | None = None,
 ) -> LoggedCounts:
-    """Compute the numbers, render figures and card in a temporary directory, then upload."""
+    """Compute the numbers, render figures and card in a temporary directory, then upload.
+
+    The upload runs within the dead-server budget (:func:`~._store.bounded_store`): a server
+    dying mid-upload raises one error naming the URI in seconds; ``summary.json``, the commit
+    marker, goes last, so nothing half-written is ever read as committed.
+    """
     import mlflow
     from mlflow.entities import Metric, RunTag
 
@@ -596,7 +608,11 @@ def _write_and_upload(
         (commit_dir / SUMMARY_FILENAME).write_text(text, encoding="utf-8")
 
         # ---- only now touch the store: data files, metrics, then the commit marker
-        with timer.part("upload"):
+        uncommitted = (
+            f"; nothing was committed to run {run_id} (summary.json, the commit marker, was "
+            "not written)"
+        )
+        with timer.part("upload"), bounded_store(tracking_uri, uncommitted):
             client.log_artifacts(run_id, str(data_dir), artifact_path=artifact_path)
             import time
 
