@@ -18,6 +18,14 @@ from mlflow_imbalance.report.analysis._common import (
     _fmt_e,
     too_small_to_test,
 )
+from mlflow_imbalance.report.analysis.methods_section import (
+    bootstrap_rows,
+    comparison_row,
+    coverage_row,
+    fixed_threshold_rows,
+    operating_point_row,
+    roc_auc_row,
+)
 from mlflow_imbalance.report.analysis.paired import SharedReplicates
 from mlflow_imbalance.stats.auc import roc_auc_interval
 from mlflow_imbalance.stats.bands import (
@@ -27,7 +35,6 @@ from mlflow_imbalance.stats.bands import (
     pr_band_from_roc,
 )
 from mlflow_imbalance.stats.bootstrap import (
-    PSEUDO_NEGATIVES,
     bayesian_statistics,
     bootstrap_counts,
     bootstrap_statistics,
@@ -43,7 +50,6 @@ from mlflow_imbalance.stats.decision import (
 )
 from mlflow_imbalance.stats.headline import (
     BOOTSTRAP_POINTS,
-    _max_split,
     recentre,
     thin_for_bootstrap,
 )
@@ -68,28 +74,6 @@ BOOT_POINTS_REST = 40
 #: subset of the report's η grid, log-spaced; the curves are smooth in log η, so the band is
 #: drawn there and the browser interpolates in log η).
 BAND_GRID = 30
-#: Measured coverage of the constructions the page uses, nominal 95 %
-#: (``benchmarks/bench_band_coverage.py``: binormal and skewed/tied scores, P / N = 200 /
-#: 20,000, 1,000 / 100,000 and 100 / 1,000,000; R = 300 test sets per row, the table's extremes
-#: pinned with 1,500-3,000 sets by ``--headline``). Quoted in the methods section; update
-#: together with docs/statistics.md.
-#: Those regimes' scores were rounded to at most 120 levels; an independent simulation with
-#: continuous binormal scores at 100 / 10⁶ measured less (quoted below; re-measuring the table
-#: with continuous scores is open work).
-MEASURED_COVERAGE = {
-    "bands": "simultaneous coverage over η ∈ [1e-4, 0.5] measured 0.927–0.957 (AP), "
-    "0.930–0.950 (PR-AUC), 0.933–0.960 (max-F1) on rounded scores; with continuous scores and "
-    "100 positives among 10⁶ negatives an independent simulation measured 0.912 (AP), 0.892 "
-    "(PR-AUC), 0.942 (max-F1), and lower below η = 1e-4",
-    "table": "pointwise coverage at the test prevalence, 1e-3 and 1e-4 measured 0.911–0.989 "
-    "(AP), 0.896–0.989 (PR-AUC), 0.937–0.973 (max-F1) on rounded scores: lowest with 100 "
-    "positives among 10⁶ negatives (the few top positives decide the metric there; with "
-    "continuous scores there AP 0.896 and PR-AUC 0.879 at the test prevalence), highest at "
-    "η = 1e-4 with 200–1,000 positives",
-    "roc": "simultaneous coverage measured 0.933–0.977 over the FPR grid, 0.987–1.000 at FPR = 1/N",
-    "cost": "pointwise coverage measured 0.927–1.000 at η = 1e-4 to 0.1, C_FN / C_FP = 1 and "
-    "100, discretised and continuous scores; the equal-tailed interval alone 0.827–1.000",
-}
 #: Count-bootstrap replicates per drawn run for the unpaired flip tests (the construction and
 #: replicate number of ``bench_band_coverage.py --flips``, whose level and power it has).
 FLIP_BOOTSTRAP = 200
@@ -212,113 +196,20 @@ class _Uncertainty:
         return text
 
     def methods(self) -> list[dict[str, str]]:
+        """The methods section's rows (``what``, ``how``), in the order they are shown."""
         conf = f"{self.opts.confidence:.0%}"
-        out = [
-            {
-                "what": "Precision and recall at the operating point",
-                "how": f"the threshold (max-F1 or lowest cost) is chosen on the test set, so a "
-                "pointwise interval there is too narrow (0.85–0.94 measured at the max-F1 "
-                "point); the bounds hold for whichever threshold a rule picks: Clopper–Pearson "
-                f"limits of TPR and FPR at up to 64 candidate thresholds, joint {conf} by "
-                "Bonferroni, every other threshold bracketed by its neighbours (TPR and FPR "
-                "are monotone), precision from them by eq. 8 (Brabec et al.); conservative "
-                "(measured coverage 1.000). The same bounds as the logging hook's",
-            },
-            {
-                "what": "Precision at a fixed threshold",
-                "how": f"Koopman score interval ({conf}) for the likelihood ratio TPR/FPR with "
-                "the small-FP correction (Brabec et al. eq. 8), one interval for every η; "
-                "approximate: its exact coverage, by enumeration, is ≥ 0.94 down to an "
-                "expected 0.05 false positives (the sample-size check uses it)",
-            },
-            {"what": "TPR / FPR at a fixed threshold", "how": f"Clopper–Pearson ({conf})"},
-            {
-                "what": "Sample-size adequacy",
-                "how": "Brabec §5 box: Clopper–Pearson TPR and FPR at √confidence each",
-            },
+        boot = (
+            bootstrap_rows(self.opts, conf, self._thinning_text()) if self.opts.n_bootstrap else []
+        )
+        return [
+            operating_point_row(conf),
+            roc_auc_row(conf),
+            *boot[:2],  # AP, PR-AUC and max-F1; minimum expected cost
+            *fixed_threshold_rows(conf),
+            *boot[2:],  # the ROC band; the bootstrap's resolution
+            comparison_row(),
+            coverage_row(),
         ]
-        if self.opts.n_bootstrap:
-            b, seed = self.opts.n_bootstrap, self.opts.seed
-            out.insert(
-                1,
-                {
-                    "what": "AP, PR-AUC, max-F1",
-                    "how": f"Bayesian count bootstrap, {b} draws per run (seed {seed}): each "
-                    "draw is a plausible population ROC curve, per-threshold class masses from "
-                    "a Dirichlet on the observed counts with a Jeffreys pseudo-negative "
-                    f"({PSEUDO_NEGATIVES}) above the top score and a pseudo-positive "
-                    f"({PSEUDO_NEGATIVES}) below the lowest, so a draw can hold false "
-                    "positives the test set did not show (the plain bootstrap cannot, and "
-                    "under-covers at low η); max-F1 draws are re-centred for the selection "
-                    "bias of the maximum, and as that correction is partial its intervals "
-                    f"leave {_max_split(self.opts.confidence)} (its band likewise, "
-                    "simultaneously over η). "
-                    f"Table: {conf} pointwise intervals (equal-tailed for AP and PR-AUC) "
-                    f"({MEASURED_COVERAGE['table']}). Figures: {conf} simultaneous credible "
-                    f"bands over η ({MEASURED_COVERAGE['bands']}). Valid at every η of the "
-                    "range: no interval is withheld.",
-                },
-            )
-            out.insert(
-                2,
-                {
-                    "what": "Minimum expected cost",
-                    "how": f"{conf} interval of the same draws: the lowest cost over "
-                    "thresholds is biased down (a minimum), so the draws are moved by that "
-                    "bias and α is split as for max-F1, mirrored; united with the "
-                    "equal-tailed interval, which alone covers where flagging nothing is "
-                    "optimal; the upper limit is at least that of the cost at the chosen "
-                    "threshold, held fixed (no selection: the lowest cost is at most it) "
-                    f"({MEASURED_COVERAGE['cost']})",
-                },
-            )
-            out.append(
-                {
-                    "what": "ROC band",
-                    "how": f"{conf} simultaneous count-bootstrap sup-t band over FPR "
-                    "(arcsine-sqrt scale, binomial scale floor, Jeffreys pseudo-negative floor "
-                    f"at low FPR; {MEASURED_COVERAGE['roc']}). PR curves: that band mapped "
-                    "through eq. 8 (precision is monotone in FPR).",
-                }
-            )
-            out.append({"what": "Bootstrap resolution", "how": self._thinning_text()})
-        out.insert(
-            1,
-            {
-                "what": "ROC-AUC",
-                "how": f"DeLong variance computed exactly from the counts, {conf} Wald interval "
-                "on the logit scale (Clopper–Pearson over disjoint pairs when the variance is "
-                "0); no bootstrap. A run is tied with the best when DeLong's test of the "
-                "difference (paired on shared examples) is not significant.",
-            },
-        )
-        out.append(
-            {
-                "what": "Comparing two runs (verdict, ties in the tables)",
-                "how": "z = difference of the exact values / its standard deviation, "
-                "two-sided normal. Runs that kept their scores on the same examples (the "
-                "leading runs): a paired bootstrap, one resample of the shared examples for "
-                "every run, metric and η; the standard deviation is the larger of the "
-                "replicates' and the one from each run's own variance less twice the "
-                "replicates' covariance, so a run with no negative above its top scores keeps "
-                "its long lower tail. Other runs: unpaired, each run's variance the larger of "
-                "its count-bootstrap and Bayesian-draw variances. Both keep false alarms near "
-                "the nominal level with identical models (measured). Two runs whose AP, PR-AUC "
-                "or max-F1 intervals do not overlap differ whatever z says: at small η the "
-                "replicates are heavy-tailed and z can miss a many-fold difference (this never "
-                "added a false alarm in the measurements).",
-            }
-        )
-        out.append(
-            {
-                "what": "Coverage figures",
-                "how": "measured by simulation against true curves (binormal and skewed, "
-                "heavily tied score models; positives / negatives = 200 / 20,000, "
-                "1,000 / 100,000 and 100 / 1,000,000; 300 test sets each), published with "
-                "the package's statistics documentation",
-            }
-        )
-        return out
 
     def _seed(self, *parts: str) -> np.random.Generator:
         return np.random.default_rng(self.seed_for(self.opts.seed, *parts))
@@ -394,8 +285,7 @@ class _Uncertainty:
         verdict's draws.
         """
         out: dict[tuple, tuple[float, float]] = {}
-        conf = self.opts.confidence
-        auc = roc_auc_interval(c, conf)  # DeLong: exact from the counts, nearly free
+        auc = roc_auc_interval(c, self.opts.confidence)  # DeLong: exact, nearly free
         if auc.available:
             out[("roc_auc", None)] = (float(auc.low), float(auc.high))
         b = self.opts.n_bootstrap
@@ -407,126 +297,150 @@ class _Uncertainty:
         grid = np.asarray(grid, dtype=float)
         bidx = band_indices(grid.size)
         bgrid = grid[bidx]
-        ev = np.concatenate([etas, bgrid]) if full else etas
-        cfp, cfn = self.opts.cost_fp, self.opts.cost_fn
-        stats: dict[str, Any] = {key: metric_statistic(thin, key, ev) for key, _ in FLIP_METRICS}
-        stats["cost"] = min_cost_statistic(thin, etas, cfp, cfn)
-        stats["cost:chosen"] = chosen_cost_statistic(thin, etas, cfp, cfn)
-        # the verdict's and the tables' unpaired tests at the table's prevalences: each run's
-        # variance is the larger of its count-bootstrap replicates' and its Bayesian draws'.
-        # At η = 1e-4 the draws' s.d. averages ~0.7x the estimator's (false alarms 0.10-0.24 on
-        # them alone); the replicates' is right on average but small exactly in test sets whose
-        # top scores hold no negative, which no replicate can add (up to 0.094 on them alone);
-        # the larger of the two: <= 0.060 in every null cell (bench_band_coverage.py --verdict).
-        # A run outside the leading ones is thinned to BOOT_POINTS for its replicates too (at
-        # 40 points their s.d. fell to ~0.9x the estimator's at η = 1e-4, 1,000 / 100,000).
+        # the tests' replicates: at BOOT_POINTS for every run (see _statistics)
         thin_t = thin if full else thin_for_bootstrap(c, BOOT_POINTS).counts
-        pt: dict[str, Any] = {key: metric_statistic(thin_t, key, etas) for key, _ in FLIP_METRICS}
-        pt["cost"] = stats["cost"] if full else min_cost_statistic(thin_t, etas, cfp, cfn)
-        pt_parts: dict[str, list[np.ndarray]] = {key: [] for key in pt}
-        if full:
-            stats["roc"] = roc_statistic(thin)
+        stats, pt = _statistics(thin, thin_t, etas, bgrid, full, self.opts)
         gen = self._seed(name, "shared")
         if full:
-            # the ROC band's count-bootstrap replicates first, then the Bayesian draws from the
-            # generator derived exactly as uncertainty.roc_band derives its low-FPR floor's: the
-            # ROC band equals roc_band(thin, seed=gen) bit for bit, and the draws feed the floor,
-            # the metric bands and the table intervals at once. The first FLIP_BOOTSTRAP of the
-            # count-bootstrap replicates also give the unpaired flip tests theirs: the
-            # construction of flip_significance, whose level is measured (median-centred
-            # Bayesian draws were not valid for this test: docs/statistics.md)
-            roc_parts: list[np.ndarray] = []
-            kept: list[tuple[np.ndarray, np.ndarray]] = []
-            need = min(b, FLIP_BOOTSTRAP)
-            for tp_r, fp_r in bootstrap_counts(thin, b, gen):
-                tpf, fpf = tp_r.astype(float), fp_r.astype(float)
-                roc_parts.append(stats["roc"](tpf, fpf))
-                for key, st in pt.items():
-                    pt_parts[key].append(np.asarray(st(tpf, fpf), dtype=float))
-                k = min(need, tpf.shape[0])
-                if k > 0:
-                    kept.append((tpf[:k].copy(), fpf[:k].copy()))
-                    need -= k
-            roc_reps = np.concatenate(roc_parts, axis=0)
-            # the flip metrics are evaluated on them only for the runs and metrics tested
-            self._flip_source[name] = (
-                thin,
-                np.concatenate([t for t, _ in kept], axis=0),
-                np.concatenate([f for _, f in kept], axis=0),
-            )
-            gen = np.random.default_rng(np.random.SeedSequence(_seed_entropy(gen)).spawn(1)[0])
+            roc_reps, tests, gen = self._count_bootstrap(name, thin, stats["roc"], pt, b, gen)
         draws = bayesian_statistics(thin, stats, b, gen, base_for=("max_f1", "cost"))
         if not full:  # own replicates, from their own stream: the draws above stay as they were
             tests = bootstrap_statistics(
                 thin_t, pt, min(b, REST_TEST_BOOTSTRAP), self._seed(name, "tests")
             )
-        else:
-            tests = {key: np.concatenate(v, axis=0) for key, v in pt_parts.items()}
         ne = etas.size
         for key, _ in FLIP_METRICS:
             st = stats[key]
             self.kernel_error = max(self.kernel_error, st.max_error)
             est_thin = st.estimate(thin)
-            r = draws[key]
-            base = draws.get(f"{key}:base")
-            # table: pointwise equal-tailed intervals, re-centred (logit) on the exact values
-            exact = np.atleast_1d(_METRIC_FN[key](c, etas)).astype(float)
-            band = band_from_draws(
-                est_thin[:ne], r[:, :ne], etas, metric=key,
-                base=None if base is None else base[:, :ne], confidence=conf,
-                simultaneous=False,
-            )  # fmt: skip
-            low, high = recentre(band, exact)
-            for j in range(ne):
-                out[(key, j)] = (float(low[j]), float(high[j]))
-            self.point_reps.setdefault(name, {})[key] = (
-                exact,
-                np.maximum(np.var(tests[key], axis=0, ddof=1), np.var(r[:, :ne], axis=0, ddof=1)),
-            )
-            if not full:
-                continue
-            # figures: simultaneous credible band over the log-eta band grid (the band of
-            # prevalence_band), re-centred on the exact curve
-            exact_b = np.asarray(sweep[key], dtype=float)[bidx]
-            band = band_from_draws(
-                est_thin[ne:], r[:, ne:], bgrid, metric=key,
-                base=None if base is None else base[:, ne:], confidence=conf,
-                seed=self.opts.seed,
-            )  # fmt: skip
-            low, high = recentre(band, exact_b)
-            label = f"{band.label}, on {bgrid.size} log-spaced η"
-            self._bands.setdefault((key, None), {})[name] = (bgrid, low, high, label)
-            shift = exact_b - est_thin[ne:]
-            self.thin_shift = max(self.thin_shift, float(np.max(np.abs(shift))))
-            self.replicates.setdefault(name, {})[key] = (bgrid, exact_b, None)
-        # minimum expected cost: a minimum over thresholds, biased down (min_cost_interval)
-        exact = np.atleast_1d(_curves.optimal_operating_point(c, etas, cfp, cfn).cost)
-        est_thin = stats["cost"].estimate(thin)
-        lo_v, hi_v = min_cost_interval(
-            draws["cost"], draws["cost:base"], est_thin, exact, conf, chosen=draws["cost:chosen"]
+            out.update(self._table_intervals(name, c, key, est_thin[:ne], draws, tests, etas))
+            if full:
+                exact_b = np.asarray(sweep[key], dtype=float)[bidx]
+                self._figure_band(name, key, est_thin[ne:], draws, ne, bgrid, exact_b)
+        out.update(self._cost_intervals(name, c, stats["cost"].estimate(thin), draws, tests, etas))
+        if full:
+            self._roc_pr_bands(name, c, thin, stats["roc"], draws["roc"], roc_reps)
+        return out
+
+    def _count_bootstrap(
+        self, name: str, thin: RocCounts, roc_stat: Any, pt: Mapping[str, Any], b: int, gen: Any
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.random.Generator]:
+        """``(ROC replicates, the tests' replicates by statistic, the Bayesian draws' generator)``.
+
+        The ROC band's count-bootstrap replicates come first, then the Bayesian draws from the
+        generator derived exactly as uncertainty.roc_band derives its low-FPR floor's: the ROC
+        band equals roc_band(thin, seed=gen) bit for bit, and the draws feed the floor, the
+        metric bands and the table intervals at once. The first FLIP_BOOTSTRAP of the
+        count-bootstrap replicates also give the unpaired flip tests theirs (kept for
+        :meth:`flip_replicates`): the construction of flip_significance, whose level is measured
+        (median-centred Bayesian draws were not valid for this test: docs/statistics.md).
+        """
+        roc_parts: list[np.ndarray] = []
+        pt_parts: dict[str, list[np.ndarray]] = {key: [] for key in pt}
+        kept: list[tuple[np.ndarray, np.ndarray]] = []
+        need = min(b, FLIP_BOOTSTRAP)
+        for tp_r, fp_r in bootstrap_counts(thin, b, gen):
+            tpf, fpf = tp_r.astype(float), fp_r.astype(float)
+            roc_parts.append(roc_stat(tpf, fpf))
+            for key, st in pt.items():
+                pt_parts[key].append(np.asarray(st(tpf, fpf), dtype=float))
+            k = min(need, tpf.shape[0])
+            if k > 0:
+                kept.append((tpf[:k].copy(), fpf[:k].copy()))
+                need -= k
+        # the flip metrics are evaluated on them only for the runs and metrics tested
+        self._flip_source[name] = (
+            thin,
+            np.concatenate([t for t, _ in kept], axis=0),
+            np.concatenate([f for _, f in kept], axis=0),
+        )
+        gen = np.random.default_rng(np.random.SeedSequence(_seed_entropy(gen)).spawn(1)[0])
+        tests = {key: np.concatenate(v, axis=0) for key, v in pt_parts.items()}
+        return np.concatenate(roc_parts, axis=0), tests, gen
+
+    def _table_intervals(
+        self, name, c, key, est_thin, draws, tests, etas
+    ) -> dict[tuple, tuple[float, float]]:
+        """``{(key, j): (low, high)}``: pointwise equal-tailed intervals at the table's η.
+
+        Re-centred (logit) on the exact values; records the run's exact values and the
+        variance of its estimate for the verdict's and the tables' tests (``point_reps``).
+        """
+        ne = etas.size
+        r = draws[key][:, :ne]
+        base = draws.get(f"{key}:base")
+        exact = np.atleast_1d(_METRIC_FN[key](c, etas)).astype(float)
+        band = band_from_draws(
+            est_thin, r, etas, metric=key, base=None if base is None else base[:, :ne],
+            confidence=self.opts.confidence, simultaneous=False,
         )  # fmt: skip
-        for j in range(ne):
-            out[("cost", j)] = (float(lo_v[j]), float(hi_v[j]))
+        low, high = recentre(band, exact)
+        self.point_reps.setdefault(name, {})[key] = (
+            exact,
+            np.maximum(np.var(tests[key], axis=0, ddof=1), np.var(r, axis=0, ddof=1)),
+        )
+        return {(key, j): (float(low[j]), float(high[j])) for j in range(ne)}
+
+    def _figure_band(self, name, key, est_thin, draws, ne, bgrid, exact_b) -> None:
+        """Store the simultaneous credible band of ``key`` over the band grid (the figures').
+
+        The band of prevalence_band (from the draws' columns after the first ``ne``, the
+        table's), re-centred on the exact curve ``exact_b``; also records how far thinning
+        moved the estimate, and the run's exact curve for the flip tests.
+        """
+        base = draws.get(f"{key}:base")
+        band = band_from_draws(
+            est_thin, draws[key][:, ne:], bgrid, metric=key,
+            base=None if base is None else base[:, ne:], confidence=self.opts.confidence,
+            seed=self.opts.seed,
+        )  # fmt: skip
+        low, high = recentre(band, exact_b)
+        label = f"{band.label}, on {bgrid.size} log-spaced η"
+        self._bands.setdefault((key, None), {})[name] = (bgrid, low, high, label)
+        shift = exact_b - est_thin
+        self.thin_shift = max(self.thin_shift, float(np.max(np.abs(shift))))
+        self.replicates.setdefault(name, {})[key] = (bgrid, exact_b, None)
+
+    def _cost_intervals(
+        self, name, c, est_thin, draws, tests, etas
+    ) -> dict[tuple, tuple[float, float]]:
+        """``{("cost", j): (low, high)}``: the minimum expected cost's intervals at the table's η.
+
+        The lowest cost over thresholds is biased down, which
+        :func:`~mlflow_imbalance.stats.posterior.min_cost_interval` allows for; records the
+        exact values and the variance of the estimate for the tests, as :meth:`_table_intervals`.
+        """
+        exact = np.atleast_1d(
+            _curves.optimal_operating_point(c, etas, self.opts.cost_fp, self.opts.cost_fn).cost
+        )
+        lo_v, hi_v = min_cost_interval(
+            draws["cost"], draws["cost:base"], est_thin, exact, self.opts.confidence,
+            chosen=draws["cost:chosen"],
+        )  # fmt: skip
         var = np.maximum(
             np.var(tests["cost"], axis=0, ddof=1), np.var(draws["cost"], axis=0, ddof=1)
         )
         self.point_reps.setdefault(name, {})["cost"] = (exact, var)
-        if not full:
-            return out
-        # ROC band: count-bootstrap sup-t with the binomial (Jeffreys) scale floor for TPR and
-        # the low-FPR floor from the Bayesian draws above: the band of uncertainty.roc_band
-        # (whose coverage tests/test_band_coverage.py checks)
-        roc = stats["roc"]
+        return {("cost", j): (float(lo_v[j]), float(hi_v[j])) for j in range(etas.size)}
+
+    def _roc_pr_bands(self, name, c, thin, roc, roc_draws, roc_reps) -> None:
+        """Store the run's ROC band and its PR bands at the test and every chosen prevalence.
+
+        The ROC band: count-bootstrap sup-t with the binomial (Jeffreys) scale floor for TPR
+        and the low-FPR floor from the Bayesian draws ``roc_draws``: the band of
+        uncertainty.roc_band (whose coverage tests/test_band_coverage.py checks). The PR bands
+        come from it (Brabec eq. 8 is monotone in FPR): simultaneous over recall AND prevalence.
+        """
         est_roc = roc.estimate(thin)
         g_est = np.arcsin(np.sqrt(np.clip(est_roc, 0.0, 1.0)))
-        q16 = np.quantile(np.arcsin(np.sqrt(np.clip(draws["roc"], 0.0, 1.0))), 0.158655, axis=0)
+        q16 = np.quantile(np.arcsin(np.sqrt(np.clip(roc_draws, 0.0, 1.0))), 0.158655, axis=0)
         rb = band_from_replicates(
             est_roc,
             roc_reps,
             roc.grid,
             grid_name="fpr",
             metric="roc",
-            confidence=conf,
+            confidence=self.opts.confidence,
             rate_n=thin.n_pos,
             min_scale=(np.maximum(g_est - q16, 0.0), 0.0),
             method="count bootstrap asymmetric sup-t over FPR grid (arcsine-sqrt scale, binomial "
@@ -534,13 +448,10 @@ class _Uncertainty:
         )
         self._bands.setdefault(("roc", None), {})[name] = (rb.grid, rb.low, rb.high, rb.label)
         self.roc_bands[name] = rb
-        # PR bands at every prevalence from the ROC band (Brabec eq. 8 is monotone in FPR):
-        # simultaneous over recall AND prevalence
         for e in [None, *self.opts.prevalences]:
             pb = pr_band_from_roc(rb, c.prevalence if e is None else e)
             label = f"{rb.confidence:.0%} simultaneous band (ROC band mapped through eq. 8)"
             self._bands.setdefault(("pr", e), {})[name] = (pb.grid, pb.low, pb.high, label)
-        return out
 
     def flip_replicates(self, name: str, key: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(band grid, exact curve, replicates)`` of ``key`` for the unpaired flip tests.
@@ -628,130 +539,196 @@ class _Uncertainty:
         resamples and is limited to :data:`MAX_PAIRED` comparisons, the rest falling back to
         the unpaired test with a note. Flips beyond the budget say so.
         """
-        from mlflow_imbalance.stats.flip_significance import (
-            flip_significance,
-            flip_significance_from_replicates,
-        )
-
         out: dict[tuple, dict[str, Any]] = {}
         flips = table.all_flips()
         if not flips:
             return out
-        n_boot = self.opts.n_bootstrap
-        log_anchor = np.log(np.asarray(anchors, dtype=float))
-
-        def dist(eta: float) -> float:
-            return float(np.min(np.abs(log_anchor - math.log(eta))))
-
-        ranked = sorted(flips, key=lambda f: (dist(f[3]), f[3], f[0], f[1]))
-        order = list(dict.fromkeys((a, b, key) for a, b, key, _ in ranked))
-        conf = self.opts.confidence
         n_paired = 0
-        for rank, (a, b, key) in enumerate(order):
+        for rank, (a, b, key) in enumerate(_nearest_first(flips, anchors)):
             fps = table.flips[(a, b, key)]
             ra, rb = runs[a], runs[b]
-
-            def each(d: dict[str, Any], fps=fps, a=a, b=b, key=key) -> None:
+            why = self._why_untested(a, ra.counts, b, rb.counts, rank, len(fps))
+            if why:
                 for k in range(len(fps)):
-                    out[(a, b, key, k)] = dict(d)
-
-            if not n_boot:
-                each({"significant": None, "text": "Not tested: bootstrap off."})
+                    out[(a, b, key, k)] = {"significant": None, "text": why}
                 continue
-            if ra.counts.weighted or rb.counts.weighted:
-                each({"significant": None, "text": "Not tested: weighted counts."})
-                continue
-            small = too_small_to_test(a, ra.counts) or too_small_to_test(b, rb.counts)
-            if small:
-                each({"significant": None, "text": f"Not tested: {small}."})
-                continue
-            if rank >= MAX_SIGNIFICANCE:
-                self.untested += len(fps)
-                each(
-                    {
-                        "significant": None,
-                        "text": f"Not tested: beyond the budget of {MAX_SIGNIFICANCE} "
-                        "pair/metric comparisons, which go to the flips nearest the deployment "
-                        "prevalences first.",
-                    }
-                )
-                continue
-            paired = (
-                ra.digest is not None
-                and ra.digest == rb.digest
-                and ra.scores is not None
-                and rb.scores is not None
-                and np.array_equal(np.asarray(ra.scores[0]), np.asarray(rb.scores[0]))
-            )
-            extra = ""
-            res = None
-            bgrid = self.replicates[a][key][0]  # the band grid (replicates: unpaired only)
-            if paired and n_paired < MAX_PAIRED:
-                n_paired += 1
-                try:
-                    res = flip_significance(
-                        metric=key,
-                        prevalences=bgrid,
-                        y_true=ra.scores[0],
-                        score_a=ra.scores[1],
-                        score_b=rb.scores[1],
-                        n_boot=n_boot,
-                        confidence=conf,
-                        seed=self._seed(a, b, key, "flip"),
-                    )
-                except (ValueError, TypeError) as exc:
-                    extra = f" (paired test failed: {exc}; unpaired used)"
-            elif paired:
-                extra = (
-                    f" Paired test skipped (budget of {MAX_PAIRED} paired comparisons); the "
-                    "unpaired test is conservative."
-                )
-            if res is None:
-                bgrid, ex_a, rep_a = self.flip_replicates(a, key)
-                _, ex_b, rep_b = self.flip_replicates(b, key)
-                inside = [e for e in fps if bgrid[0] < e < bgrid[-1]]
-                res = flip_significance_from_replicates(
-                    ex_a - ex_b,
-                    rep_a - rep_b,
-                    bgrid,
-                    inside,
-                    metric=key,
-                    confidence=conf,
-                    paired=False,
-                    note="unpaired: each run's own count-bootstrap replicates; conservative for "
-                    "positively correlated scores",
-                )
+            paired = _same_examples(ra, rb)
+            budget_left = n_paired < MAX_PAIRED
+            n_paired += int(paired and budget_left)
+            res, extra = self._flip_test(a, b, key, ra, rb, fps, paired, budget_left)
             self.n_sig += 1
-            how = (
-                "paired bootstrap on the shared examples"
-                if res.paired
-                else "unpaired bootstrap (conservative)"
-            )
-            p_text = (
-                f" P({a} better) ranges {float(np.min(res.prob_a_better)):.2f}–"
-                f"{float(np.max(res.prob_a_better)):.2f} over the range."
-            )
-            for k, eta_star in enumerate(fps):
-                if not len(res.flips):
-                    out[(a, b, key, k)] = {
-                        "significant": False,
-                        "tested": True,
-                        "text": "The bootstrap band of D(η) finds no clear crossing: the flip "
-                        "is within noise. " + res.note + extra,
-                    }
-                    continue
-                i = int(np.argmin(np.abs(np.log(np.asarray(res.flips)) - math.log(eta_star))))
-                sig = bool(res.significant[i])
-                lo, hi = res.flip_intervals[i]
-                out[(a, b, key, k)] = {
-                    "significant": sig,
-                    "tested": True,
-                    "eta_ci_text": f"[{_fmt_e(lo)}, {_fmt_e(hi)}]",
-                    "eta_ci": (float(lo), float(hi)),
-                    "text": ("Significant" if sig else "Not significant")
-                    + f" at {conf:.0%} ({how}, {res.n_boot} replicates)."
-                    + p_text
-                    + (" " + res.note if res.note else "")
-                    + extra,
-                }
+            entries = _flip_entries(res, fps, a, self.opts.confidence, extra)
+            for k, entry in enumerate(entries):
+                out[(a, b, key, k)] = entry
         return out
+
+    def _why_untested(
+        self, a: str, ca: RocCounts, b: str, cb: RocCounts, rank: int, n_flips: int
+    ) -> str:
+        """Why the ``rank``-th comparison, runs ``a`` and ``b``, goes untested ("" if tested).
+
+        Counts the flips beyond the budget (:attr:`untested`).
+        """
+        if not self.opts.n_bootstrap:
+            return "Not tested: bootstrap off."
+        if ca.weighted or cb.weighted:
+            return "Not tested: weighted counts."
+        small = too_small_to_test(a, ca) or too_small_to_test(b, cb)
+        if small:
+            return f"Not tested: {small}."
+        if rank >= MAX_SIGNIFICANCE:
+            self.untested += n_flips
+            return (
+                f"Not tested: beyond the budget of {MAX_SIGNIFICANCE} pair/metric comparisons, "
+                "which go to the flips nearest the deployment prevalences first."
+            )
+        return ""
+
+    def _flip_test(self, a, b, key, ra, rb, fps, paired: bool, budget_left: bool):
+        """``(result, note)``: the paired test when ``paired`` and in budget, else unpaired.
+
+        The note says when a paired test failed or was skipped ("" otherwise).
+        """
+        bgrid = self.replicates[a][key][0]  # the band grid (replicates: unpaired only)
+        res, extra = None, ""
+        if paired and budget_left:
+            res, extra = self._paired_flip_test(a, b, key, ra, rb, bgrid)
+        elif paired:
+            extra = (
+                f" Paired test skipped (budget of {MAX_PAIRED} paired comparisons); the "
+                "unpaired test is conservative."
+            )
+        if res is None:
+            res = self._unpaired_flip_test(a, b, key, fps)
+        return res, extra
+
+    def _paired_flip_test(self, a, b, key, ra, rb, bgrid) -> tuple[Any, str]:
+        """``(result, "")`` of the paired bootstrap on the shared examples; ``(None, why)``."""
+        from mlflow_imbalance.stats.flip_significance import flip_significance
+
+        try:
+            res = flip_significance(
+                metric=key,
+                prevalences=bgrid,
+                y_true=ra.scores[0],
+                score_a=ra.scores[1],
+                score_b=rb.scores[1],
+                n_boot=self.opts.n_bootstrap,
+                confidence=self.opts.confidence,
+                seed=self._seed(a, b, key, "flip"),
+            )
+        except (ValueError, TypeError) as exc:
+            return None, f" (paired test failed: {exc}; unpaired used)"
+        return res, ""
+
+    def _unpaired_flip_test(self, a: str, b: str, key: str, fps: Any) -> Any:
+        """The unpaired test of the flips ``fps`` from each run's own count-bootstrap replicates."""
+        from mlflow_imbalance.stats.flip_significance import flip_significance_from_replicates
+
+        bgrid, ex_a, rep_a = self.flip_replicates(a, key)
+        _, ex_b, rep_b = self.flip_replicates(b, key)
+        inside = [e for e in fps if bgrid[0] < e < bgrid[-1]]
+        return flip_significance_from_replicates(
+            ex_a - ex_b,
+            rep_a - rep_b,
+            bgrid,
+            inside,
+            metric=key,
+            confidence=self.opts.confidence,
+            paired=False,
+            note="unpaired: each run's own count-bootstrap replicates; conservative for "
+            "positively correlated scores",
+        )
+
+
+def _statistics(
+    thin: RocCounts, thin_t: RocCounts, etas: np.ndarray, bgrid: np.ndarray, full: bool, opts: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(statistics of the Bayesian draws, statistics of the tests' replicates)`` of one run.
+
+    The draws': AP / PR-AUC / max-F1 on ``thin`` at the table's η (and on the band grid
+    ``bgrid`` when ``full``), minimum cost, the cost at the chosen threshold and, when
+    ``full``, the ROC curve. The tests': the same metrics and minimum cost on ``thin_t`` at
+    the table's η, for the verdict's and the tables' unpaired tests, where each run's variance
+    is the larger of its count-bootstrap replicates' and its Bayesian draws'. At η = 1e-4 the
+    draws' s.d. averages ~0.7x the estimator's (false alarms 0.10-0.24 on them alone); the
+    replicates' is right on average but small exactly in test sets whose top scores hold no
+    negative, which no replicate can add (up to 0.094 on them alone); the larger of the two:
+    <= 0.060 in every null cell (bench_band_coverage.py --verdict). A run outside the leading
+    ones is thinned to BOOT_POINTS for its replicates too (at 40 points their s.d. fell to
+    ~0.9x the estimator's at η = 1e-4, 1,000 / 100,000).
+    """
+    ev = np.concatenate([etas, bgrid]) if full else etas
+    cfp, cfn = opts.cost_fp, opts.cost_fn
+    stats: dict[str, Any] = {key: metric_statistic(thin, key, ev) for key, _ in FLIP_METRICS}
+    stats["cost"] = min_cost_statistic(thin, etas, cfp, cfn)
+    stats["cost:chosen"] = chosen_cost_statistic(thin, etas, cfp, cfn)
+    pt: dict[str, Any] = {key: metric_statistic(thin_t, key, etas) for key, _ in FLIP_METRICS}
+    pt["cost"] = stats["cost"] if full else min_cost_statistic(thin_t, etas, cfp, cfn)
+    if full:
+        stats["roc"] = roc_statistic(thin)
+    return stats, pt
+
+
+def _nearest_first(flips: Any, anchors: Any) -> list[tuple[str, str, str]]:
+    """The ``(a, b, metric)`` comparisons holding ``flips``, nearest (log η) an anchor first."""
+    log_anchor = np.log(np.asarray(anchors, dtype=float))
+
+    def dist(eta: float) -> float:
+        return float(np.min(np.abs(log_anchor - math.log(eta))))
+
+    ranked = sorted(flips, key=lambda f: (dist(f[3]), f[3], f[0], f[1]))
+    return list(dict.fromkeys((a, b, key) for a, b, key, _ in ranked))
+
+
+def _same_examples(ra: Any, rb: Any) -> bool:
+    """Did both runs keep their scores on the same examples (a paired test is possible)?"""
+    return (
+        ra.digest is not None
+        and ra.digest == rb.digest
+        and ra.scores is not None
+        and rb.scores is not None
+        and np.array_equal(np.asarray(ra.scores[0]), np.asarray(rb.scores[0]))
+    )
+
+
+def _flip_entries(res: Any, fps: Any, a: str, conf: float, extra: str) -> list[dict[str, Any]]:
+    """Per flip of ``fps``: significant or not, its η interval and the text (from ``res``)."""
+    how = (
+        "paired bootstrap on the shared examples"
+        if res.paired
+        else "unpaired bootstrap (conservative)"
+    )
+    p_text = (
+        f" P({a} better) ranges {float(np.min(res.prob_a_better)):.2f}–"
+        f"{float(np.max(res.prob_a_better)):.2f} over the range."
+    )
+    out = []
+    for eta_star in fps:
+        if not len(res.flips):
+            out.append(
+                {
+                    "significant": False,
+                    "tested": True,
+                    "text": "The bootstrap band of D(η) finds no clear crossing: the flip "
+                    "is within noise. " + res.note + extra,
+                }
+            )
+            continue
+        i = int(np.argmin(np.abs(np.log(np.asarray(res.flips)) - math.log(eta_star))))
+        sig = bool(res.significant[i])
+        lo, hi = res.flip_intervals[i]
+        out.append(
+            {
+                "significant": sig,
+                "tested": True,
+                "eta_ci_text": f"[{_fmt_e(lo)}, {_fmt_e(hi)}]",
+                "eta_ci": (float(lo), float(hi)),
+                "text": ("Significant" if sig else "Not significant")
+                + f" at {conf:.0%} ({how}, {res.n_boot} replicates)."
+                + p_text
+                + (" " + res.note if res.note else "")
+                + extra,
+            }
+        )
+    return out
