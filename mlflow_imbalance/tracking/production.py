@@ -191,9 +191,10 @@ def _as_score_counts(scores: Any) -> ScoreCounts:
 def _bounded(sc: ScoreCounts, max_thresholds: int) -> tuple[ScoreCounts, float]:
     """At most ``max_thresholds`` thresholds: lossless below, else the lowest of each share bin.
 
-    A dropped threshold ``t`` is represented by the next lower kept one (as
-    ``RocCounts.reduce``): the share at or above it is overstated by at most the returned error
-    (exact, at most ``1 / max_thresholds`` plus the share of the heaviest tied score).
+    The kept thresholds keep their exact counts; a dropped score ``t`` is then read at the next
+    higher kept one (:meth:`ScoreCounts.share_at_or_above`), so its share is understated by at
+    most the returned error: the realised maximum, about ``1 / max_thresholds`` (plus the share
+    of a heavily tied score).
     """
     k = sc.n_thresholds
     if k <= max_thresholds:
@@ -203,9 +204,9 @@ def _bounded(sc: ScoreCounts, max_thresholds: int) -> tuple[ScoreCounts, float]:
     keep = np.ones(k, dtype=bool)
     keep[:-1] = bins[1:] != bins[:-1]
     kept = np.flatnonzero(keep)
-    first_dropped = np.concatenate(([0], kept[:-1] + 1))
-    gap = kept > first_dropped
-    err = float(np.max(cnt[kept[gap]] - cnt[first_dropped[gap]], initial=0)) / sc.n
+    above = np.concatenate(([0], cnt[kept[:-1]]))  # count at the next higher kept threshold
+    gap = kept > np.concatenate(([0], kept[:-1] + 1))  # scores dropped just above kept[j]
+    err = float(np.max(cnt[kept[gap] - 1] - above[gap], initial=0)) / sc.n
     return ScoreCounts(sc.thresholds[kept], cnt[kept], sc.n), min(1.0, err)
 
 
