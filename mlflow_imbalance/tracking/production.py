@@ -272,30 +272,45 @@ def _check_record(record: Any, source: str) -> dict[str, Any]:
     return record
 
 
+def _committed_labels(client: Any, run_id: str, name: str) -> dict[str, str]:
+    """Label -> artifact path of every ``<batch>.json`` (one listing call, nothing read)."""
+    out = {}
+    for entry in client.list_artifacts(run_id, _prefix(name)):
+        fname = entry.path.rsplit("/", 1)[-1]
+        if not entry.is_dir and fname.endswith(".json"):
+            out[fname.removesuffix(".json")] = entry.path
+    return out
+
+
+def _read_record(client: Any, run_id: str, name: str, label: str, path: str, tmp: str) -> Any:
+    """The validated ``<batch>.json`` at ``path``."""
+    source = f"run {run_id}: {path}"
+    text = _download(client, run_id, path, tmp).read_bytes()
+    if len(text) > MAX_RECORD_BYTES:
+        raise ValueError(f"{source} is {len(text)} bytes, above the limit of {MAX_RECORD_BYTES}")
+    record = _check_record(json.loads(text), source)
+    if record["batch"] != label or record.get("name") != name:
+        raise ValueError(f"{source} describes batch {record['batch']!r} of another set")
+    return record
+
+
 def _batch_records(client: Any, run_id: str, name: str) -> dict[str, dict[str, Any]]:
     """Committed batches (those with a valid ``<batch>.json``), in batch order."""
-    prefix = _prefix(name)
     out: list[dict[str, Any]] = []
-    entries = [e for e in client.list_artifacts(run_id, prefix) if not e.is_dir]
     with tempfile.TemporaryDirectory(prefix="mlflow-imbalance-") as tmp:
-        for entry in entries:
-            fname = entry.path.rsplit("/", 1)[-1]
-            if not fname.endswith(".json"):
-                continue
-            source = f"run {run_id}: {entry.path}"
+        for label, path in _committed_labels(client, run_id, name).items():
             try:
-                if (entry.file_size or 0) > MAX_RECORD_BYTES:
-                    raise ValueError(f"{source} is above the limit of {MAX_RECORD_BYTES} bytes")
-                text = _download(client, run_id, entry.path, tmp).read_bytes()
-                record = _check_record(json.loads(text[: MAX_RECORD_BYTES + 1]), source)
-                if record["batch"] != fname.removesuffix(".json") or record.get("name") != name:
-                    raise ValueError(f"{source} describes batch {record['batch']!r} of another set")
+                out.append(_read_record(client, run_id, name, label, path, tmp))
             except (ValueError, OSError) as exc:
-                logger.warning("run %s: ignoring production batch file %s: %s", run_id, fname, exc)
-                continue
-            out.append(record)
+                logger.warning("run %s: ignoring production batch file %s: %s", run_id, path, exc)
     out.sort(key=lambda r: (r["order"], r["batch"]))
     return {r["batch"]: r for r in out}
+
+
+def _next_order(client: Any, run_id: str, name: str) -> int:
+    """One more than the highest step of ``imb/prod_n <name>`` (logged before each marker)."""
+    history = client.get_metric_history(run_id, production_metric_keys(name)[N_METRIC])
+    return max((int(m.step) for m in history), default=-1) + 1
 
 
 def _load_batch(
@@ -431,37 +446,37 @@ def log_production_scores(
     client = _client(tracking_uri)
     run_id = _production_run(client, run_id)
     _require_counts(client, run_id, name)
-    records = _batch_records(client, run_id, name)
-    order = max((r["order"] for r in records.values()), default=-1) + 1
+    labels = _committed_labels(client, run_id, name)  # no record is read unless merging
+    order = _next_order(client, run_id, name)
     parts = 1
     with tempfile.TemporaryDirectory(prefix="mlflow-imbalance-") as tmp:
+        taken = {b.lower(): b for b in labels}
         if label is None:
             label = str(order)
-            while label.lower() in {b.lower() for b in records}:
+            while label.lower() in taken:
                 label = str(int(label) + 1)
-        elif label in records:
+        elif label in labels:
+            record = _read_record(client, run_id, name, label, labels[label], tmp)
             if not do_merge:
                 raise ValueError(
                     f"batch={label!r} is already logged to run {run_id} under name={name!r} "
-                    f"(order {records[label]['order']}, n={records[label]['n']}): pass "
-                    "merge=True to add these scores to it, or another batch label"
+                    f"(order {record['order']}, n={record['n']}): pass merge=True to add these "
+                    "scores to it, or another batch label"
                 )
-            old, old_err = _load_batch(client, run_id, name, records[label], tmp)
+            old, old_err = _load_batch(client, run_id, name, record, tmp)
             if old_err > 0:
                 raise ValueError(
                     f"batch={label!r} was stored thinned (max_share_error={old_err:.3g}): it "
                     "cannot be merged exactly; log these scores as another batch"
                 )
             sc = merge_score_counts([old, sc])
-            order = records[label]["order"]
-            parts = int(records[label].get("parts", 1)) + 1
-        else:
-            clash = [b for b in records if b.lower() == label.lower()]
-            if clash:
-                raise ValueError(
-                    f"batch={label!r} differs from the logged batch {clash[0]!r} only in case "
-                    "(the two files would collide on case-insensitive stores)"
-                )
+            order = record["order"]
+            parts = int(record.get("parts", 1)) + 1
+        elif label.lower() in taken:
+            raise ValueError(
+                f"batch={label!r} differs from the logged batch {taken[label.lower()]!r} only in "
+                "case (the two files would collide on case-insensitive stores)"
+            )
         stored, share_error = _bounded(sc, MAX_STORED_THRESHOLDS)
         entry = note = est = None
         if do_estimate:
