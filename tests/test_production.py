@@ -217,12 +217,13 @@ def test_weighted_counts_log_without_estimate(tracking_uri):
         ({"batch": "a/b"}, ValueError, r"batch must be a safe file-name component"),
         ({"batch": "x y"}, ValueError, r"batch must be a safe file-name component"),
         ({"batch": True}, ValueError, r"batch must be a label"),
+        ({"batch": -1}, ValueError, r"batch must be an integer in \[0, 1e100\)"),
         ({"name": "../t"}, ValueError, r"name must be"),
         ({"name": "missing"}, MlflowException, r"run_id='[0-9a-f]+', name='missing'.*no committed"),
         ({"estimate": "yes"}, ValueError, r"estimate must be True or False"),
         ({"confidence": 1.5}, ValueError, r"confidence must be a number in \(0, 1\)"),
         ({"method": "magic"}, ValueError, r"method must be 'auto' or one of"),
-        ({"scores": [50.0, 60.0, 70.0] * 100}, ValueError, r"range|scale"),
+        ({"scores": [50.0, 60.0, 70.0] * 100}, ValueError, r"(range|scale).*estimate=False stores"),
     ],
 )
 def test_bad_input_writes_nothing(tracking_uri, kwargs, error, match):

@@ -150,8 +150,8 @@ def _check_batch(batch: Any) -> str | None:
     if isinstance(batch, bool | np.bool_):
         raise ValueError(f"batch must be a label (string, integer or date), got {batch!r}")
     if isinstance(batch, int | np.integer):
-        if int(batch) < 0:
-            raise ValueError(f"batch must be a non-negative integer or a label, got {batch!r}")
+        if not 0 <= int(batch) < 10**100:
+            raise ValueError(f"batch must be an integer in [0, 1e100) or a label: {batch!r:.80}")
         return str(int(batch))
     if isinstance(batch, _dt.date) and not isinstance(batch, _dt.datetime):
         return batch.isoformat()
@@ -355,6 +355,10 @@ def _estimate(
             stacklevel=3,
         )
         return None, None, str(exc)
+    except ValueError as exc:  # e.g. production scores on another scale than the test scores
+        raise ValueError(
+            f"{exc} (nothing was logged; estimate=False stores the counts without an estimate)"
+        ) from None
 
     def num(v: Any) -> float | None:
         return None if v is None or not math.isfinite(float(v)) else float(v)
