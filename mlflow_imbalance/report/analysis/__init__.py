@@ -5,7 +5,10 @@ interval, band, flip point and significance test from :mod:`mlflow_imbalance.sta
 modules only choose what to compute, time the stages and shape the results for the templates
 (strings stay raw: jinja2 autoescapes them).
 
-``context`` drives the stages; ``verdict`` (which run to ship), ``tables``, ``flips``,
-``charts`` (data embedded in the page and Vega-Lite specs) and ``intervals`` each build one
-part of the context; ``_common`` holds the timers and display helpers they share.
+``context`` drives the stages, each isolating runs: ``point`` (exact metrics per run),
+``deployment`` (η estimated from production batches), ``intervals`` (bands and intervals;
+``methods_section`` the "how computed" rows), ``verdict`` (which run to ship), ``decision``
+(does the criterion's winner change with η), ``flips`` (the other metrics' flips), ``charts``
+(data embedded in the page and Vega-Lite specs), ``tables``, ``notes`` (the callouts) and
+``views`` (header, verdict and run rows); ``_common`` holds the timers and helpers they share.
 """
