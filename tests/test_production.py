@@ -443,3 +443,28 @@ def test_spark_score_counts_equal_from_scores_on_ties(spark):
         score_counts_from_spark(df, "nope")
     with pytest.raises(ValueError, match=r"df is empty"):
         score_counts_from_spark(df.limit(0), "score")
+
+
+# ---------------------------------------------------------------------------- real server
+@pytest.mark.server
+def test_through_a_real_server(mlflow_server):
+    """Batches through `mlflow server` (HTTP, artifact proxy): exact, ordered, metrics by step."""
+    client = MlflowClient(tracking_uri=mlflow_server)
+    exp = client.create_experiment(f"production-{time.time_ns()}")
+    run_id = client.create_run(exp).info.run_id
+    y, s = _test_set()
+    mi.log_scores(y, s, run_id=run_id, tracking_uri=mlflow_server, log_figures=False, n_bootstrap=0)
+    batches = {"b": _batch(200, 2000, 0.05), "a": _batch(201, 1000, 0.1)}
+    for label, scores in batches.items():
+        mi.log_production_scores(scores, batch=label, run_id=run_id, tracking_uri=mlflow_server)
+    loaded = mi.load_production_counts(run_id, tracking_uri=mlflow_server)
+    assert list(loaded) == ["b", "a"]
+    for label, scores in batches.items():
+        thr, n_above, _ = _independent_counts(scores)
+        np.testing.assert_array_equal(loaded[label].thresholds, thr)
+        np.testing.assert_array_equal(loaded[label].n_above, n_above)
+    history = client.get_metric_history(run_id, "imb/eta_est test")
+    listed = mi.list_production_batches(run_id, tracking_uri=mlflow_server)
+    assert sorted((m.step, m.value) for m in history) == [
+        (r["order"], r["estimate"]["value"]) for r in listed.values()
+    ]
