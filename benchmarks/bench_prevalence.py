@@ -127,7 +127,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=20250)
-    ap.add_argument("--interval", choices=["percentile", "basic"], default="percentile")
+    ap.add_argument("--interval", choices=["auto", "percentile", "basic"], default="auto")
     args = ap.parse_args()
     full = args.full
     r = args.reps or (200 if full else 100)

@@ -261,7 +261,7 @@ def test_few_outside_range_warns(prob_counts: RocCounts) -> None:
         ({"method": "em"}, ValueError, "method must be"),
         ({"confidence": 1.5}, ValueError, "confidence"),
         ({"n_boot": 0}, ValueError, "n_boot"),
-        ({"interval": "bca"}, ValueError, "interval"),
+        ({"interval": "bca"}, ValueError, "interval must be"),
         ({"min_bin_count": 0}, ValueError, "min_bin_count"),
     ],
 )
