@@ -468,3 +468,29 @@ def test_through_a_real_server(mlflow_server):
     assert sorted((m.step, m.value) for m in history) == [
         (r["order"], r["estimate"]["value"]) for r in listed.values()
     ]
+
+
+def test_the_run_card_gains_each_batch_sentence(tracking_uri, tmp_path):
+    """Issue 33: the run card says what the report says of each batch (the estimator's own
+    sentence), and the card's manifest entry in summary.json stays true to the rewritten card."""
+    import hashlib
+    import html
+    import json
+
+    y, s = _test_set()
+    with mlflow.start_run() as run:
+        mi.log_scores(y, s, n_bootstrap=0)
+    run_id = run.info.run_id
+    first = mi.log_production_scores(_batch(31, 5000, 0.03), batch="w1", run_id=run_id)
+    second = mi.log_production_scores(_batch(32, 5000, 0.06), batch="w2", run_id=run_id)
+    local = Path(MlflowClient().download_artifacts(run_id, "imbalance/test", str(tmp_path)))
+    card = (local / "card.html").read_text(encoding="utf-8")
+    for r in (first, second):
+        assert f"<b>batch {r.batch}</b> (5,000 cases): {html.escape(r.estimate.text)}" in card
+    assert card.count("Deployment prevalence from production") == 1  # replaced, not appended
+    files = json.loads((local / "summary.json").read_text(encoding="utf-8"))["files"]
+    assert (
+        files["card.html"]["sha256"]
+        == hashlib.sha256((local / "card.html").read_bytes()).hexdigest()
+    )
+    assert mi.load_counts(run_id).n_pos == int(y.sum())  # the set still loads, verified

@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import hashlib
+import html
 import json
 import logging
 import math
@@ -42,6 +43,7 @@ import re
 import tempfile
 import time
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +56,7 @@ from mlflow_imbalance.core.production import ScoreCounts, merge_score_counts
 from mlflow_imbalance.tracking import _worker, keys
 from mlflow_imbalance.tracking._checks import (
     ARTIFACT_ROOT,
+    CARD_FILENAME,
     _check_flag,
     _check_name,
     _check_run_target,
@@ -62,7 +65,7 @@ from mlflow_imbalance.tracking._checks import (
 )
 from mlflow_imbalance.tracking._store import check_reachable
 from mlflow_imbalance.tracking.load import _download, _load_summary, load_counts
-from mlflow_imbalance.tracking.summary import file_sha256
+from mlflow_imbalance.tracking.summary import SUMMARY_FILENAME, file_sha256
 
 logger = logging.getLogger(__name__)
 
@@ -569,7 +572,75 @@ def _write_and_upload(
     client.log_batch(run_id, metrics=[Metric(k, v, now, order) for k, v in metrics.items()])
     client.log_artifact(run_id, str(commit_dir / f"{label}.json"), prefix)
     logger.info("logged production batch %r (n=%d) to run %s (%s)", label, n, run_id, prefix)
+    _refresh_card(client, run_id, name, Path(tmp) / "card")
     return LoggedProduction(run_id, name, label, order, int(n), prefix, est, record, metrics)
+
+
+#: Where the run card holds its production section (``templates/run_card.html.j2``).
+CARD_SECTION = ("<!-- production -->", "<!-- /production -->")
+
+
+def card_section(records: Mapping[str, Mapping[str, Any]]) -> str:
+    """The run card's production section: one sentence per batch, as the report's table row.
+
+    Each sentence is the estimator's own (:attr:`PrevalenceEstimate.text`, the one the report
+    shows for that batch), or why the batch has no estimate. Escaped HTML.
+    """
+    items = []
+    for label, r in records.items():
+        est = r.get("estimate") or {}
+        what = est.get("text") or f"no estimate ({r.get('estimate_note') or 'not requested'})"
+        flag = "" if est.get("check_passed", True) else ' class="fails"'
+        items.append(
+            f"<li{flag}><b>batch {html.escape(str(label))}</b> ({int(r['n']):,} cases): "
+            f"{html.escape(str(what))}</li>"
+        )
+    return (
+        f"{CARD_SECTION[0]}<h2>Deployment prevalence from production</h2>"
+        '<p class="muted">Estimated from this run\'s ROC counts and its unlabeled production '
+        "scores, assuming only the class balance changed (the prior-shift check tests it).</p>"
+        f'<ul class="verdict">{"".join(items)}</ul>{CARD_SECTION[1]}'
+    )
+
+
+def _refresh_card(client: Any, run_id: str, name: str, tmp: Path) -> None:
+    """Rewrite the run's card with its production section, and the card's manifest entry.
+
+    The batch is committed before this runs; a failure here only warns (the card then lacks
+    the newest batch until the next one is logged).
+    """
+    prefix = f"{ARTIFACT_ROOT}/{name}"
+    try:
+        tmp.mkdir(parents=True, exist_ok=True)
+        card = Path(_download(client, run_id, f"{prefix}/{CARD_FILENAME}", str(tmp)))
+        summary_path = Path(_download(client, run_id, f"{prefix}/{SUMMARY_FILENAME}", str(tmp)))
+        text = card.read_text(encoding="utf-8")
+        start, end = CARD_SECTION
+        section = card_section(_batch_records(client, run_id, name))
+        if start in text and end in text:
+            text = text[: text.index(start)] + section + text[text.index(end) + len(end) :]
+        else:  # a card logged before production sections existed
+            text = text.replace("</body>", section + "\n</body>", 1)
+        out = tmp / "new" / CARD_FILENAME
+        out.parent.mkdir()
+        out.write_text(text, encoding="utf-8")
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        entry = summary.get("files", {}).get(CARD_FILENAME)
+        client.log_artifact(run_id, str(out), prefix)
+        if isinstance(entry, dict):  # keep the manifest true to the card as it now is
+            entry.update(sha256=file_sha256(out), bytes=out.stat().st_size)
+            new_summary = tmp / "new" / SUMMARY_FILENAME
+            new_summary.write_text(
+                json.dumps(summary, indent=2, allow_nan=False, ensure_ascii=False) + "\n",
+                encoding="utf-8",
+            )
+            client.log_artifact(run_id, str(new_summary), prefix)
+    except Exception as exc:  # the batch is logged; the card is a view of it
+        warnings.warn(
+            f"mlflow-imbalance: production batch logged, but run {run_id}'s card was not "
+            f"updated ({type(exc).__name__}: {exc})",
+            stacklevel=3,
+        )
 
 
 def list_production_batches(
