@@ -5,8 +5,11 @@ no download), logs each test set's ROC counts to its own MLflow run with
 ``mlflow_imbalance.log_scores`` (tracking store: ``sqlite:///mlflow.db``, MLflow's embedded
 default, unless ``MLFLOW_TRACKING_URI`` is set), checks with ``ranking.flip_points`` that the
 average-precision ranking really flips between the test prevalence and the deployment
-prevalence, and writes ``report.html``, whose verdict it prints (which model to ship at each
-deployment prevalence, at which threshold, and how sure). It says what it is doing as it goes.
+prevalence, logs one batch of unlabeled "production" scores per model whose true prevalence
+(0.002, known here because the script made the data) differs from the test set's, and writes
+``report.html``, whose verdict it prints (which model to ship at each deployment prevalence and
+at the prevalence estimated from the production batch, at which threshold, and how sure). It
+says what it is doing as it goes.
 
 Run:  python examples/quickstart.py
 """
@@ -32,6 +35,7 @@ from mlflow_imbalance.tracking import runs_view_url
 
 EXPERIMENT = "mlflow-imbalance-quickstart"
 DEPLOYMENT = [1e-3, 1e-4]  # the prevalence the model will really meet in production
+TRUE_PRODUCTION_ETA = 0.002  # the production batch's prevalence: the report estimates it
 
 
 def say(text: str) -> None:
@@ -44,13 +48,13 @@ def main() -> None:
     say(f"Tracking store: {uri}; experiment {EXPERIMENT!r}")
     mlflow.set_tracking_uri(uri)
     experiment = mlflow.set_experiment(EXPERIMENT)
-    say("Making an imbalanced data set (60,000 rows, 7 % positives) ...")
+    say("Making an imbalanced data set (90,000 rows, 7 % positives) ...")
     # A hard, noisy problem that scikit-learn makes, plus a "signature" feature that a small
     # share of the positives carry very clearly (like a known attack pattern): a model that only
     # knows the signature is rarely wrong when it fires, one that models the rest has better
     # recall. Which one is "better" depends on the prevalence.
     X, y = make_classification(
-        n_samples=60_000,
+        n_samples=90_000,
         n_features=12,
         n_informative=5,
         n_redundant=2,
@@ -64,7 +68,14 @@ def main() -> None:
     carriers = (y == 1) & (rng.random(y.size) < 0.25)
     signature[carriers] += 4.5
     X = np.column_stack([X, signature])
+    # a third of the rows stands in for production: cases scored later, labels unknown
+    X, X_pool, y, y_pool = train_test_split(X, y, test_size=1 / 3, stratify=y, random_state=1)
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.5, stratify=y, random_state=0)
+    # the production batch: all of the pool's negatives and as many positives as make its
+    # prevalence TRUE_PRODUCTION_ETA (prior shift: each class's cases are as in the test set)
+    neg, pos = np.flatnonzero(y_pool == 0), np.flatnonzero(y_pool == 1)
+    n_pos = round(TRUE_PRODUCTION_ETA / (1 - TRUE_PRODUCTION_ETA) * neg.size)
+    X_prod = X_pool[np.concatenate([neg, rng.choice(pos, n_pos, replace=False)])]
     sig_only = ColumnTransformer([("sig", "passthrough", [X.shape[1] - 1])])
     no_sig = ColumnTransformer([("rest", "passthrough", list(range(X.shape[1] - 1)))])
     models = {
@@ -86,6 +97,16 @@ def main() -> None:
             )
             counts[name] = mi.RocCounts.from_scores(y_te, score)
             run_ids.append(run.info.run_id)
+    say(f"Logging a production batch ({len(X_prod):,} unlabeled cases) for each model ...")
+    for name, run_id in zip(models, run_ids, strict=True):
+        prod = mi.log_production_scores(
+            models[name].predict_proba(X_prod)[:, 1], batch="2026-w48", run_id=run_id
+        )
+        e = prod.estimate
+        say(
+            f"  {name:20s} estimated η {e.estimate:.4f} [{e.low:.4f}, {e.high:.4f}] "
+            f"(true {TRUE_PRODUCTION_ETA}); prior-shift check p = {e.prior_shift_p:.2f}"
+        )
     test_eta = float(np.mean(y_te))
     print(f"test prevalence {test_eta:.3f}; deployment prevalences {DEPLOYMENT}")
     for name, c in counts.items():
@@ -109,7 +130,8 @@ def main() -> None:
         run_ids,
         n_bootstrap=300,
         output="report.html",
-        title="Quick start: which model for prevalence 1e-4?",
+        title=f"Quick start: which model at 1e-4, 1e-3 or production's η (truly "
+        f"{TRUE_PRODUCTION_ETA})?",
     )
     mb, secs = len(report.html) / 1e6, time.perf_counter() - t0
     say(f"\nWrote report.html ({mb:.1f} MB) in {secs:.0f} s")

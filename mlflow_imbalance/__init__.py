@@ -32,6 +32,7 @@ _LAZY = {
     "ScoreCounts": "mlflow_imbalance.core.production",
     "merge_score_counts": "mlflow_imbalance.core.production",
     "estimate_prevalence": "mlflow_imbalance.stats.prevalence",
+    "PrevalenceEstimate": "mlflow_imbalance.stats.prevalence",
     "build_report": "mlflow_imbalance.report.build",
     "Report": "mlflow_imbalance.report.model",
     "metrics": "mlflow_imbalance.metrics",
