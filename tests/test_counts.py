@@ -335,7 +335,14 @@ def _patch_kernels(mp: pytest.MonkeyPatch, name: str, value) -> None:
 
 
 _FORCE_KERNEL = {
+    "buckets": {  # the bucket kernel (few distinct positive scores, any ties)
+        "_FEW_POSITIVES": 1 << 62,
+        "_BUCKET_MIN_NEGATIVES": 0,
+        "_BUCKET_MAX_POSITIVES": 1 << 62,
+        "_SPLIT_MAX_POSITIVE_FRACTION": float(1 << 62),
+    },
     "grid": {
+        "_BUCKETS": False,
         "_FEW_POSITIVES": 1 << 62,
         "_GRID_MIN_NEGATIVES": 0,
         "_GRID_MAX_POSITIVES": 1 << 62,
@@ -343,6 +350,7 @@ _FORCE_KERNEL = {
         "_SPLIT_MAX_POSITIVE_FRACTION": float(1 << 62),
     },
     "split": {  # sorting all the scores
+        "_BUCKETS": False,
         "_FEW_POSITIVES": 0,
         "_TIED_FRACTION": -1.0,
         "_GRID_MAX_POSITIVES": -1,
@@ -350,6 +358,7 @@ _FORCE_KERNEL = {
         "_SORT_ALL_MAX_POSITIVE_FRACTION": float(1 << 62),
     },
     "split_negatives": {  # sorting a copy of the negatives
+        "_BUCKETS": False,
         "_FEW_POSITIVES": 0,
         "_TIED_FRACTION": -1.0,
         "_GRID_MAX_POSITIVES": -1,
@@ -357,6 +366,7 @@ _FORCE_KERNEL = {
         "_SORT_ALL_MAX_POSITIVE_FRACTION": -1.0,
     },
     "merged": {
+        "_BUCKETS": False,
         "_FEW_POSITIVES": 0,
         "_TIED_FRACTION": -1.0,
         "_GRID_MAX_POSITIVES": -1,
@@ -392,7 +402,7 @@ def _kernel_cases(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray
     ]
 
 
-@pytest.mark.parametrize("kernel", ["grid", "split", "split_negatives", "merged", None])
+@pytest.mark.parametrize("kernel", ["buckets", "grid", "split", "split_negatives", "merged", None])
 @pytest.mark.parametrize("block", [3, 64, None])
 def test_each_kernel_equals_sklearn(kernel, block):
     # Tiny blocks make every blockwise loop cross block boundaries inside tie runs.
@@ -405,6 +415,7 @@ def test_each_kernel_equals_sklearn(kernel, block):
                 _patch_kernels(mp, "_BLOCK", block)
                 _patch_kernels(mp, "_SCAN_BLOCK", block)
                 _patch_kernels(mp, "_GRID_CHUNK", 2 * block)
+                _patch_kernels(mp, "_BUCKET_BLOCK", block)
             c = RocCounts.from_scores(y, s)
         thr, tp, fp = _sk_points(y, s)
         idx = np.searchsorted(-thr, -c.thresholds)

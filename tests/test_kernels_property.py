@@ -194,3 +194,109 @@ def test_small_integer_and_bool_scores():
         np.testing.assert_array_equal(c.tp, np.rint(tp))
         np.testing.assert_array_equal(c.fp, np.rint(fp))
         assert RocCounts.from_scores(y, s) == c.compress()
+
+
+def _bucket_scores(rng: np.random.Generator, y: np.ndarray, kind: str) -> np.ndarray:
+    s = rng.normal(size=y.size) + 2.0 * y
+    if kind.startswith("round"):  # tree-model-like ties: rounded to 1-4 decimals
+        s = np.round(s, int(kind[-1]))
+    elif kind == "int":
+        s = np.round(s * 50).astype(np.int64)
+    elif kind == "float32":
+        s = s.astype(np.float32)
+    elif kind == "float32_round":
+        s = np.round(s.astype(np.float32), 2)
+    elif kind == "leaves":  # few arbitrary (non-decimal) values, as sums of tree leaves
+        s = (
+            rng.normal(size=37)[rng.integers(0, 37, y.size)]
+            + y * rng.normal(size=37)[rng.integers(0, 37, y.size)]
+        )
+    # Negatives tied with positive scores: they belong to that positive's threshold.
+    pos = np.flatnonzero(y)
+    neg = np.flatnonzero(~y)
+    k = min(neg.size, 3 * pos.size)
+    if k and pos.size:
+        s[rng.choice(neg, k, replace=False)] = s[rng.choice(pos, k)]
+    return s
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 3000),
+    prevalence=st.sampled_from([1e-3, 0.01, 0.05, 0.3]),
+    kind=st.sampled_from(
+        [
+            "float64",
+            "float32",
+            "round1",
+            "round2",
+            "round3",
+            "round4",
+            "int",
+            "float32_round",
+            "leaves",
+        ]
+    ),
+    block=st.sampled_from([1, 5, 64, 1 << 14]),
+    sample=st.sampled_from([1, 16, 1 << 16]),
+    sparse=st.sampled_from([0.0, 24.0, 1e9]),  # 0: second pass for corners; 1e9: copy all
+    cells_per_positive=st.sampled_from([1, 8]),  # 1: cells holding several positive scores
+)
+def test_bucket_kernel_equals_previous_kernels_and_sklearn(
+    seed, n, prevalence, kind, block, sample, sparse, cells_per_positive
+):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < prevalence
+    y[:2] = [True, False]
+    s = _bucket_scores(rng, y, kind)
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in _FORCE_KERNEL["buckets"].items():
+            _patch_kernels(mp, name, value)
+        _patch_kernels(mp, "_BUCKET_BLOCK", block)
+        _patch_kernels(mp, "_BUCKET_SAMPLE", sample)
+        _patch_kernels(mp, "_BUCKET_SPARSE", sparse)
+        _patch_kernels(mp, "_BUCKET_CELLS_PER_POSITIVE", cells_per_positive)
+        _patch_kernels(mp, "_BUCKET_SCORES_PER_CELL", 1 << 40)
+        c = RocCounts.from_scores(y, s)
+    with pytest.MonkeyPatch.context() as mp:
+        _patch_kernels(mp, "_BUCKETS", False)  # the kernels before the bucket kernel
+        before = RocCounts.from_scores(y, s)
+    assert c == before
+    thr, tp, fp = _sklearn_counts(y, s)
+    keep = _keep_mask(np.rint(tp))
+    np.testing.assert_array_equal(c.thresholds, thr[keep])
+    np.testing.assert_array_equal(c.tp, np.rint(tp[keep]).astype(np.int64))
+    np.testing.assert_array_equal(c.fp, np.rint(fp[keep]).astype(np.int64))
+
+
+def test_bucket_kernel_at_scale_tied_and_untied():
+    # Large enough for the default settings: sampled spikes, lattice cells, sparse cells.
+    rng = np.random.default_rng(11)
+    n = 400_000
+    y = rng.random(n) < 2e-3
+    base = rng.normal(size=n) + 2.0 * y
+    calls = []
+    real = kernels._compressed_buckets
+
+    def spy(*args):
+        calls.append(1)
+        return real(*args)
+
+    for s in (
+        base,
+        base.astype(np.float32),
+        np.round(base, 2),
+        np.round(base, 3),
+        np.round(base, 4),
+        np.round(base * 1000).astype(np.int64),
+        (rng.normal(size=500).astype(np.float32))[rng.integers(0, 500, n)] + y,
+    ):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(kernels, "_compressed_buckets", spy)
+            c = RocCounts.from_scores(y, s)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(kernels, "_BUCKETS", False)
+            assert c == RocCounts.from_scores(y, s)
+        assert c == RocCounts.from_scores(y, s, compress=False).compress()
+    assert len(calls) == 7  # every kind took the bucket kernel

@@ -15,7 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from mlflow_imbalance.core._grid import _assemble, _compressed_grid, _use_grid
+from mlflow_imbalance.core._grid import (
+    _assemble,
+    _compressed_buckets,
+    _compressed_grid,
+    _use_buckets,
+    _use_grid,
+)
 
 #: Values handled per vectorised step of every blockwise loop.
 _BLOCK = 1 << 16
@@ -59,10 +65,15 @@ def _keep_mask(tp: np.ndarray) -> np.ndarray:
 # negatives in 2m+1 "slots": slot 2g holds the negatives strictly between up[g-1] and up[g]
 # (a gap; up[-1] = -inf, up[m] = +inf) and slot 2g+1 the negatives tied with up[g]. From the
 # negative count (or weight) of each slot and the smallest negative of each gap (its corner
-# threshold) the compressed curve follows by cumulative sums. Three exact kernels compute them:
+# threshold) the compressed curve follows by cumulative sums. Four exact kernels compute them:
 #
-# * grid: few distinct positive scores. Every score is bucketed into its slot by a uniform-grid
-#   lookup; nothing but the positives is sorted (:mod:`mlflow_imbalance.core._grid`).
+# * buckets: few distinct positive scores (at most ``_BUCKET_MAX_POSITIVES``), tied or not,
+#   with few positives or heavily tied ones; unweighted. One bucketing pass with a cell table
+#   that splits each cell at its positive score or its known tied value; nothing but the
+#   positives and a few per cent of the scores is sorted (:mod:`mlflow_imbalance.core._grid`).
+# * grid: few distinct positive scores, weighted (unweighted: with ``_BUCKETS = False``). Every
+#   score is bucketed into its slot by a uniform-grid lookup; nothing but the positives is
+#   sorted (:mod:`mlflow_imbalance.core._grid`).
 # * split: few positives. All scores are sorted once (many positives: the negatives alone) and
 #   the distinct positive scores are binary-searched among them (m searches, not n).
 # * merged: many distinct positive scores. Every score becomes an integer key ``2 k + label``
@@ -71,6 +82,9 @@ def _keep_mask(tp: np.ndarray) -> np.ndarray:
 #   run of equal keys' values is a threshold, its place minus the positives below it the
 #   negatives below it.
 
+#: Unweighted scores with few distinct positive scores go to the bucket kernel (False: the
+#: kernels before it, the grid for untied float64 and the split kernel otherwise; tests compare).
+_BUCKETS = True
 #: The unweighted grid kernel takes only untied float64 scores (tests lift this).
 _GRID_ONLY_UNTIED_FLOAT64 = True
 #: Keys per chunk of a windowed binary search (:func:`_search_sorted_keys`).
@@ -527,6 +541,12 @@ def _compressed_unweighted(
         pos.sort()
         first = _first_of_runs(pos)
         tied = 2 * first.size <= p
+        if _BUCKETS and (few or tied) and _use_buckets(first.size, n):
+            up = pos[first]
+            runs = np.diff(np.append(first, p))
+            tp_up = np.cumsum(runs[::-1])[::-1].astype(np.int64)
+            low = float(s.min()) if lo is None else lo
+            return _compressed_buckets(up, tp_up, s, runs, low)
         # The grid's cost per score is fixed, a sort's drops with ties and with float32: the
         # grid takes only untied float64 scores.
         untied64 = not tied and s.dtype == np.float64
