@@ -363,7 +363,7 @@ def test_only_another_metric_flips_the_decision_banner_stays_quiet():
     assert "depends on the prevalence" not in html and "may depend" not in html
     assert 'class="badge danger">η' not in html and 'class="badge warn">η' not in html
     note = ctx["warnings"][0]
-    assert note["level"] == "ok" and note["text"].startswith("A, by expected cost")
+    assert note["level"] == "ok" and note["text"].startswith("A, by expected cost, at the test")
     summary = ctx["other_flips"]["text"]
     assert summary.startswith("AP") and " 1 run pair " in summary
     assert "the decision uses expected cost" in html
@@ -1436,7 +1436,7 @@ def test_the_verdict_is_given_at_the_prevalence_estimated_from_production():
     assert note["title"] == "The decision changes inside the estimate's interval.", note
     assert "batch w2" in note["text"]
     assert [r["batch"] for r in rep.context["deployment"]["rows"]] == ["w1", "w2"]
-    assert "(estimated from production batch w2)" in rep.html
+    assert "(estimated, batch w2)" in rep.html
     rep = build_report({"A": a, "B": b}, production={"A": {"w1": far, "w2": near}}, batch="w1",
                        **kw)  # fmt: skip
     est = estimate_prevalence(a, far)

@@ -339,6 +339,7 @@ def load_runs(
                 except Exception as exc:  # scores are optional (pairing only)
                     logger.debug("run %s: no raw scores for %r: %s", run_id, used, exc)
                     scores = None
+            production = _production_of(tracking, run_id, used)
             user_tags = {k: v for k, v in tags.items() if not k.startswith("mlflow.")}
             loaded.append(
                 RunData(
@@ -354,6 +355,7 @@ def load_runs(
                     + (f", counts {used!r}" if used != wanted else ""),
                     experiment_id=str(exp_id),
                     counts_name=used,
+                    production=production,
                 )
             )
         except (MlflowException, ValueError, OSError, KeyError, FileNotFoundError) as exc:
@@ -395,6 +397,21 @@ def _load_counts(tracking: Any, run_id: str, name: str, *, fallback: bool) -> tu
             "(name= in Python) to choose which to compare"
         )
     raise _Unusable(f"no counts named {name!r}; it holds {names}")
+
+
+def _production_of(tracking: Any, run_id: str, name: str) -> dict[str, Any]:
+    """The run's committed production batches ``{batch: ScoreCounts}`` (none: {}).
+
+    A batch that cannot be read degrades to a logged warning: the run's counts still stand.
+    """
+    loader = getattr(tracking, "load_production_counts", None)
+    if loader is None:
+        return {}
+    try:
+        return dict(loader(run_id, name))
+    except Exception as exc:  # production batches are optional; their failure is not the run's
+        logger.warning("run %s: production batches of %r unreadable: %s", run_id, name, exc)
+        return {}
 
 
 def _short(text: str, limit: int = 400) -> str:

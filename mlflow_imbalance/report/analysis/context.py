@@ -148,9 +148,15 @@ def build_context(
     adequacy = _adequacy_rows(fr.runs, point, fr.chosen, fr.feta, fr.fmt, fr.fint)
     inside = holds_over(flips["flips"], *_interval(dep)) if dep.chosen else []
     dep_note = deployment_note(dep, inside, _LABELS[fr.criterion], fr.feta)
+    # with an estimate, its callout speaks of the decision; a quiet "same winner" adds nothing
+    decision = (
+        flips["note"]
+        if flips["note"] and not (dep_note and flips["note"]["level"] == "ok")
+        else None
+    )
     notes = [
         *([dep_note] if dep_note else []),
-        *([flips["note"]] if flips["note"] else []),
+        *([decision] if decision else []),
         *_small_and_failed_notes(fr.runs, failed),
         *data_notes(
             fr.runs,
@@ -189,7 +195,7 @@ def build_context(
     if dep.eta_shown is not None:
         for v in out["verdicts"]:
             if float(v["eta_value"]) == dep.eta_shown:
-                v["source"] = f"estimated from production batch {dep.chosen.batch}"
+                v["source"] = f"estimated, batch {dep.chosen.batch}"
     return out
 
 

@@ -145,10 +145,10 @@ def deployment_note(
     if dep.chosen is None:
         return None
     e, r = dep.chosen, dep.chosen.result
+    low = feta(float(r.low)) if float(r.low) > 0 else "0"
     at = (
-        f"η = {feta(float(r.estimate))} [{feta(max(float(r.low), 1e-12))}, "
-        f"{feta(float(r.high))}], estimated from production batch {e.batch} "
-        f"({e.run}'s scores)"
+        f"η = {feta(float(r.estimate))} [{low}, {feta(float(r.high))}] (production batch "
+        f"{e.batch}, {e.run}'s scores)"
     )
     if float(r.estimate) <= 0:
         return {
@@ -165,16 +165,16 @@ def deployment_note(
         return {
             "level": "danger",
             "title": "Production differs from the test data in more than prevalence.",
-            "text": f"The verdict is given at {at}, but the prior-shift check fails: "
+            "text": f"Verdict at {at}, but the prior-shift check fails: "
             f"{getattr(r, 'text', '')} Do not trust the estimate or any metric at it.{extra}",
         }
     if inside:
-        where = "; ".join(f"η* ≈ {feta(f.eta)} ({f.below} below, {f.above} above)" for f in inside)
+        where = "; ".join(f"η* ≈ {feta(f.eta)} ({f.below} below)" for f in inside)
         return {
             "level": "warning",
             "title": "The decision changes inside the estimate's interval.",
-            "text": f"The verdict is given at {at}; by {criterion} the best run changes at "
-            f"{where}. Narrow the interval (more production or test data) before deciding." + extra,
+            "text": f"Verdict at {at}; by {criterion} the best run changes at {where}: more "
+            "data would settle it." + extra,
         }
     return {
         "level": "ok" if not dep.disagree else "warning",

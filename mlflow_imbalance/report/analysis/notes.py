@@ -78,16 +78,13 @@ def decision_note(
     if len(anchors) < 2 or len(winners) != 1:
         return None
     (w,) = winners
-    at = [feta(a.eta) for a in sorted(chosen, key=lambda a: a.eta)]
-    if test is not None:
-        at.insert(0, "the test prevalence")
-    text = f"{w}, by {criterion}, at {_and(at)}."
+    at = "the test prevalence and every chosen η" if test is not None else "every chosen η"
+    text = f"{w}, by {criterion}, at {at}."
     thr = {a.eta: thresholds.get((w, a.eta)) for a in anchors}
     if test is not None and chosen and any(thr[a.eta] != thr[test.eta] for a in chosen):
         text += (
-            " Its threshold is not: "
-            + ", ".join(f"{fmt(thr[a.eta], 4)} at {feta(a.eta)}" for a in chosen)
-            + f" ({fmt(thr[test.eta], 4)} at the test prevalence)."
+            f" Its threshold changes with η ({fmt(thr[test.eta], 4)} at the test prevalence): "
+            "deploy the verdict's for your η."
         )
     return _note("ok", "Same winner at every η asked:", text)
 
