@@ -400,3 +400,22 @@ def test_terminal_control_characters_are_escaped(tracking_uri, tmp_path):
     assert "\x1b" not in res.output and "\u202e" not in res.output
     assert r"Warning: run bad\x1b[31m (" in res.output  # the skipped line
     assert r"gbm\x1b]0;pwned" in res.output  # the verdict names the run, escaped
+
+
+def test_store_errors_escape_terminal_controls_in_the_uri(tmp_path):
+    """The URI comes from --tracking-uri or MLFLOW_TRACKING_URI: its errors are escaped too."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    evil = "\x1b]0;pwned\x07\x1b[2J\u202e"
+    for uri in (
+        f"http://127.0.0.1:{port}/{evil}",  # unreachable server
+        f"sqlite:///{tmp_path}/{evil}/mlflow.db",  # no store there
+    ):
+        for args in (["list", "-e", "x"], ["report", "-e", "x", "-o", str(tmp_path / "r.html")]):
+            res = CliRunner().invoke(main, [*args, "--tracking-uri", uri])
+            assert res.exit_code != 0
+            assert "\x1b" not in res.output and "\u202e" not in res.output, repr(res.output)
+            assert r"\x1b]0;pwned\x07\x1b[2J\u202e" in res.output, res.output

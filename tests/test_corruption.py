@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import struct
 import tracemalloc
 import zipfile
@@ -508,6 +509,76 @@ def test_mlflow_runs_corrupt_artifacts_are_skipped_with_reason(tracking_uri):
 
     with pytest.raises(ValueError, match=r"scores\.npz"):
         load_scores(ids[3])
+
+
+def _logged_runs(n: int) -> list[str]:
+    rng = np.random.default_rng(4)
+    ids = []
+    for _ in range(n):
+        with mlflow.start_run() as run:
+            y = rng.random(300) < 0.2
+            mi.log_scores(y, rng.normal(size=300) + y, log_figures=False, n_bootstrap=0)
+            ids.append(run.info.run_id)
+    return ids
+
+
+def _set_folder(run_id: str) -> Path:
+    from mlflow.tracking import MlflowClient
+
+    uri = MlflowClient().get_run(run_id).info.artifact_uri.removeprefix("file://")
+    return Path(uri) / "imbalance" / "test"
+
+
+def test_unreadable_files_skip_with_the_run_the_file_and_what_is_wrong(tracking_uri, tmp_path):
+    """Deleted, symlinked, directory-shaped files and folders: plain reasons naming the file."""
+    import shutil
+
+    from mlflow_imbalance.report.load import load_runs
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    ids = _logged_runs(8)
+    damage = {}
+
+    def counts(i: int) -> Path:
+        return _set_folder(ids[i]) / "roc_counts.npz"
+
+    counts(1).unlink()
+    damage[1] = r"imbalance/test/roc_counts\.npz is missing from the run's artifacts"
+    shutil.move(counts(2), outside / "c2.npz")
+    counts(2).symlink_to(outside / "c2.npz")
+    damage[2] = r"imbalance/test/roc_counts\.npz is a symbolic link to .*c2\.npz"
+    counts(3).unlink()
+    counts(3).mkdir()
+    damage[3] = r"imbalance/test/roc_counts\.npz is a directory, not a file"
+    counts(4).unlink()
+    counts(4).symlink_to(outside / "gone.npz")
+    damage[4] = r"roc_counts\.npz is a symbolic link to .*gone\.npz, which does not exist"
+    folder = _set_folder(ids[5])
+    shutil.rmtree(folder)
+    folder.symlink_to(outside / "no-such-folder")
+    damage[5] = r"summary\.json cannot be read: its folder imbalance/test is a symbolic link"
+    summary = _set_folder(ids[6]) / "summary.json"
+    summary.unlink()
+    summary.mkdir()
+    damage[6] = r"imbalance/test/summary\.json is a directory, not a file"
+    summary = _set_folder(ids[7]) / "summary.json"
+    shutil.move(summary, outside / "s7.json")
+    summary.symlink_to(outside / "s7.json")
+    damage[7] = r"imbalance/test/summary\.json is a symbolic link to .*s7\.json"
+
+    loaded, skipped, _ = load_runs(ids)
+    assert [r.run_id for r in loaded] == [ids[0]]
+    reasons = {ids.index(s.run_id): s.reason for s in skipped}
+    assert set(reasons) == set(damage)
+    for i, pattern in damage.items():
+        reason = reasons[i]
+        assert reason.startswith(f"run {ids[i]}: imbalance/test/"), reason
+        assert re.search(pattern, reason), (pattern, reason)
+        assert "Failed to download" not in reason and "Errno" not in reason, reason
+    # the public loaders say the same
+    with pytest.raises(ValueError, match=damage[3]):
+        mi.load_counts(ids[3])
 
 
 def test_scores_npz_bomb_is_refused(tracking_uri):

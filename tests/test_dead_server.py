@@ -251,3 +251,74 @@ def test_cli_closed_port_one_line_within_15s(tmp_path):
         assert len(lines) == 1, proc.stderr
         assert url in lines[0] and "mlflow server" in lines[0] and "Traceback" not in proc.stderr
         assert list(tmp_path.iterdir()) == []  # no store, no report created
+
+
+def test_explicit_log_scores_server_killed_mid_upload(server, tmp_path, monkeypatch):
+    """The server dies as ``log_scores`` starts uploading (MLflow's default retries would wait
+    ~4 minutes): one clear error naming the URI within seconds, and nothing committed.
+
+    The kill is triggered by the staged commit marker appearing in the call's own temporary
+    directory: it is written just before the first upload, after the reachability probe.
+    """
+    import tempfile
+    import threading
+
+    import mlflow_imbalance.tracking._store as store
+
+    assert store.TIMEOUT_ENV == "MLFLOW_IMBALANCE_STORE_TIMEOUT"
+    rng = np.random.default_rng(5)
+    n = 1_000_000
+    y = rng.random(n) < 0.01
+    s = rng.normal(size=n) + y
+    artifacts = tmp_path / "artifacts"
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(staging))
+    run = mlflow.start_run()
+    killed = threading.Event()
+    stop = threading.Event()
+
+    def kill_at_first_upload() -> None:
+        while not stop.is_set():
+            if any(staging.glob("mlflow-imbalance-*/commit/summary.json")):
+                server.kill()
+                killed.set()
+                return
+            time.sleep(0.001)
+
+    watcher = threading.Thread(target=kill_at_first_upload, daemon=True)
+    watcher.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(mlflow.exceptions.MlflowException) as info:
+            mi.log_scores(y, s, run_id=run.info.run_id, log_figures=False, n_bootstrap=0)
+        elapsed = time.monotonic() - t0
+    finally:
+        stop.set()
+        watcher.join(timeout=5)
+    assert killed.is_set(), "the server was not killed during the upload"
+    print(f"log_scores returned {elapsed:.2f} s after it started: {info.value.message}")
+    assert elapsed < 30, f"log_scores took {elapsed:.1f} s after the server died"
+    message = info.value.message
+    assert "\n" not in message and server.url in message and "unreachable" in message
+    assert f"nothing was committed to run {run.info.run_id}" in message
+    assert not list(artifacts.rglob("summary.json"))  # the commit marker was never written
+
+
+def test_store_timeout_is_configurable(monkeypatch):
+    import mlflow_imbalance.tracking._store as store
+
+    for key in _HTTP_KNOBS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv(store.TIMEOUT_ENV, "2.5")
+    with store.fail_fast_http():
+        assert os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == "3"  # MLflow reads whole seconds
+        assert os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == "1"
+    assert "MLFLOW_HTTP_REQUEST_TIMEOUT" not in os.environ
+    monkeypatch.setenv(store.TIMEOUT_ENV, "off")
+    with store.fail_fast_http():
+        assert "MLFLOW_HTTP_REQUEST_TIMEOUT" not in os.environ  # MLflow's own settings
+    monkeypatch.setenv(store.TIMEOUT_ENV, "soon")
+    with pytest.raises(ValueError, match="MLFLOW_IMBALANCE_STORE_TIMEOUT must be"):
+        mi.log_scores(["a", "b"], [0.1, 0.8])  # refused before the data are read
+    assert mlflow.active_run() is None

@@ -274,8 +274,10 @@ def _check_log_options(
     tracking_uri: Any,
 ) -> None:
     """Every option of ``log_scores`` / ``log_counts``, checked before any work is done."""
+    from mlflow_imbalance.tracking._store import request_timeout
     from mlflow_imbalance.tracking.headline import _check_bootstrap  # headline imports us
 
+    request_timeout()  # MLFLOW_IMBALANCE_STORE_TIMEOUT, named when malformed
     _check_name(name)
     _check_prevalences(prevalences)
     _check_costs(costs)
