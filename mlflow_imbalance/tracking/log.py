@@ -155,7 +155,8 @@ def log_scores(
             keys end with it (``imb/ap 1e-4 <name>``); ``[A-Za-z0-9_.-]``, up to 100
             characters.
         prevalences: prevalences of interest (deployment η), in (0, 1); None =
-            :data:`DEFAULT_PREVALENCES`; ``[]`` = only the test prevalence.
+            :data:`DEFAULT_PREVALENCES`; ``[]`` = only the test prevalence; at most
+            :data:`~mlflow_imbalance.tracking._checks.MAX_LOGGED_PREVALENCES` (32).
         costs: None, ``(cost_fp, cost_fn)`` or ``{"fp": .., "fn": ..}``: adds the lowest
             expected cost and its threshold at each prevalence (metrics
             ``imb/min_cost_per_10k`` / ``imb/min_cost_per_1m`` and ``imb/cost_threshold``) and
@@ -168,8 +169,12 @@ def log_scores(
         pos_label: the positive label, needed unless labels are {0,1}, {-1,1} or bools.
         sample_weight: optional non-negative weights (counts become weight sums; no intervals).
         log_figures: render the PNG figures (and embed them in the card).
-        extra_summary: extra JSON entries for ``summary.json`` (see :func:`log_counts`).
-        tracking_uri: tracking server/store; None = MLflow's current one.
+        extra_summary: extra JSON entries for ``summary.json`` (see :func:`log_counts`); at
+            most 32 levels deep and 1 MiB as JSON, checked before anything is computed.
+        tracking_uri: tracking server/store; None = MLflow's current one. Every call to it is
+            bounded: a 2 s reachability probe, then 5 s per HTTP request with one retry
+            (environment variable ``MLFLOW_IMBALANCE_STORE_TIMEOUT``: seconds per request,
+            ``0`` / ``off`` for MLflow's own retry settings).
         n_bootstrap: count-bootstrap replicates for the AP / PR-AUC / max-F1 intervals
             (:data:`DEFAULT_N_BOOTSTRAP`; 0 = no bootstrap intervals; else at least
             :data:`MIN_N_BOOTSTRAP`). ROC-AUC uses DeLong's variance and needs none.
@@ -181,9 +186,16 @@ def log_scores(
     Returns:
         :class:`LoggedCounts` with the run id, artifact path and the committed summary.
 
+    Warns:
+        UserWarning: once, when the set has fewer than 10 positives or 10 negatives: it is
+            logged, but the report will not test it against other runs.
+
     Raises:
         ValueError: on bad input (naming the argument), before anything is logged.
-        mlflow.exceptions.MlflowException: unknown or deleted run, or the store failing.
+        mlflow.exceptions.MlflowException: unknown or deleted run, or the store failing; a
+            tracking server that dies during the call gives one error naming its URI within
+            the time budget above, and nothing is committed (``summary.json``, the commit
+            marker, is uploaded last).
     """
     if renamed:
         prevalences, costs = _renamed_arguments(renamed, prevalences, costs, "log_scores")
