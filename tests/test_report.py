@@ -970,13 +970,15 @@ def test_verdict_says_when_the_point_it_ships_is_not_shown_to_beat_chance():
             "many cases at random: precision [" in v.text
         )
         assert f"reaches η = {_fmt_eta(eta)}." in v.text
-    assert rep.html.count("no better than random?</span>") == len(etas)
+    assert rep.html.count('<li class="chance">') == len(etas)
+    # each box says it, and so does the one-line summary of every box after the first
+    assert rep.html.count("no better than random?</span>") == 2 * len(etas) - 1
 
     rep, vs = verdicts({"constant": np.zeros(y.size)})
     for eta, v in vs.items():
         assert v.chance == "all" and np.all(np.zeros(y.size) >= v.threshold)
         assert f"Its threshold flags every case: at η = {_fmt_eta(eta)} no model" in v.text
-    assert rep.html.count("flags every case</span>") == len(etas)
+    assert rep.html.count("flags every case</span>") == 2 * len(etas) - 1
 
     rep, vs = verdicts({"good": good, "noise": noise})
     for eta, v in vs.items():
