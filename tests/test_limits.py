@@ -380,6 +380,7 @@ def test_report_defaults_from_the_runs_are_capped(caplog):
     message = record.getMessage()
     assert "3002 prevalences" in message and "dropped 2970" in message
     assert "at most 32" in message and ": 1.00431e-06, " in message  # the dropped, listed
+    assert len(out.prevalences_dropped) == 2970  # and kept for the report's notes
     # a handful is left alone, silently
     caplog.clear()
     small = with_run_defaults(opts, [{"prevalences": [1e-2, 1e-3]}])

@@ -1457,3 +1457,17 @@ def test_the_verdict_is_given_at_the_prevalence_estimated_from_production():
         build_report({"A": a, "B": b}, production={"A": {"w1": far}}, batch="w9", **kw)
     with pytest.raises(ValueError, match="production names runs that are not in the report"):
         build_report({"A": a, "B": b}, production={"C": far}, **kw)
+
+
+def test_logged_prevalences_beyond_the_cap_are_in_the_notes():
+    """Issue 31: a run that logged 40 prevalences: the report evaluates 32 of them and says,
+    in Report.notes and a callout, how many it left out."""
+    from mlflow_imbalance.report.options import MAX_REPORT_PREVALENCES
+
+    etas = [float(v) for v in np.geomspace(1e-5, 0.3, 40)]
+    run = RunData(name="r", counts=two_bin(900, 1000), summary={"prevalences": etas})
+    rep = build_report([run], n_bootstrap=0, progress=False)
+    assert len(rep.verdict) == MAX_REPORT_PREVALENCES
+    (note,) = [n for n in rep.notes if "not evaluated" in n]
+    assert note.startswith(f"{40 - MAX_REPORT_PREVALENCES} prevalence(s) logged")
+    assert "Logged prevalences left out." in rep.html

@@ -174,6 +174,15 @@ def _build(
         runs = _with_production(runs, production)
     notes = _name_notes(runs, opts.name)
     opts = with_run_defaults(opts, [r.summary for r in runs])
+    dropped_note = ""
+    if opts.prevalences_dropped:
+        shown = ", ".join(f"{v:g}" for v in opts.prevalences_dropped[:10])
+        dropped_note = (
+            f"{len(opts.prevalences_dropped)} prevalence(s) logged with the runs were not "
+            f"evaluated (the report takes at most {len(opts.prevalences)} of them): {shown}"
+            + (" …" if len(opts.prevalences_dropped) > 10 else "")
+            + "; pass prevalences= (--prevalence) to choose"
+        )
     from mlflow_imbalance.core.validation import validated
     from mlflow_imbalance.report.analysis.context import build_context, one_blas_thread
 
@@ -193,8 +202,11 @@ def _build(
             cpu_timings=cpu,
             links=_run_links(runs),
         )
+    if dropped_note:
+        context.setdefault("warnings", []).append(
+            {"level": "info", "title": "Logged prevalences left out.", "text": dropped_note}
+        )
     if notes:
-        context["notes"] = notes
         context.setdefault("warnings", []).append(
             {
                 "level": "info",
@@ -209,6 +221,8 @@ def _build(
     html = render_html(context)
     timings["render"] = time.perf_counter() - t0
     cpu["render"] = time.process_time() - c0
+    notes = [*notes, *([dropped_note] if dropped_note else [])]
+    context["notes"] = notes
     report = Report(html, context, timings, context.get("skipped_runs", all_skipped), notes=notes)
     report.cpu_timings = cpu
     if output is not None:

@@ -99,6 +99,8 @@ class ReportOptions:
     #: runs' production batches
     batch: str | None = None
     use_production: bool = True
+    #: prevalences logged with the runs beyond the report's cap (not evaluated)
+    prevalences_dropped: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -293,6 +293,7 @@ def with_run_defaults(opts: ReportOptions, summaries: Sequence[Any]) -> ReportOp
         if etas:
             changes["prevalences"] = tuple(etas)
             changes["prevalences_source"] = "runs"
+            changes["prevalences_dropped"] = tuple(dropped)
     if not opts.costs_given:
         pairs: dict[tuple[float, float], int] = {}
         for s in summaries:
