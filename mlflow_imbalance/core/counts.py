@@ -20,11 +20,15 @@ because average precision sums precision over each of them. The result has at mo
 
 Building the compressed counts never needs the negatives in order: only, for each gap between
 consecutive distinct positive scores, how many negatives fall in it and the lowest of them (the
-corner threshold). Three exact kernels (:mod:`mlflow_imbalance.core._kernels`) cover every
+corner threshold). Four exact kernels (:mod:`mlflow_imbalance.core._kernels`) cover every
 prevalence, dtype and tie structure; each costs at most one sort plus a few linear passes
-(measured 0.74-3.4x ``np.sort`` of the same 10^7 scores, lowest at low prevalence;
-docs/architecture.md):
+(measured 0.86-3.7x an AVX-512 ``np.sort`` of the same 10^7 scores, lowest at low prevalence;
+docs/architecture.md, ``benchmarks/bench_counts.py``):
 
+* buckets -- at most 2^15 distinct positive scores (low prevalence, or rounded / tree-model
+  scores at any prevalence), tied or not, float64 or float32: one sort-free pass maps every
+  score to a cell and one representative value (the positive score, a decimal-lattice value, a
+  sampled tie); only the few scores that share a cell with no representative are sorted;
 * grid -- few positives (low prevalence) with few, untied float64 scores: every score is
   bucketed into its gap with an exact uniform-grid lookup in a few vectorised O(n) passes; only
   the positives are sorted;
