@@ -20,6 +20,9 @@ prevalence. Because all four runs scored the same test set, the report pairs the
 Tracking store: ``sqlite:///mlflow.db`` (MLflow's embedded default) unless
 ``MLFLOW_TRACKING_URI`` is set; experiment ``mlflow-imbalance-digits``.
 
+Needs LightGBM and XGBoost besides the quick start's packages (the ``test`` extra has them):
+``.venv/bin/pip install -e ".[examples]" lightgbm xgboost``.
+
 Run:  .venv/bin/python examples/digits.py
 """
 
