@@ -419,3 +419,34 @@ def test_store_errors_escape_terminal_controls_in_the_uri(tmp_path):
             assert res.exit_code != 0
             assert "\x1b" not in res.output and "\u202e" not in res.output, repr(res.output)
             assert r"\x1b]0;pwned\x07\x1b[2J\u202e" in res.output, res.output
+
+
+def test_report_at_the_production_estimate_and_batch_options(tracking_uri, tmp_path):
+    """Issue 33: the CLI gives the verdict at the latest production batch's estimate (and
+    says so), --batch picks another batch, --no-production ignores them, and an unknown batch
+    is an error naming it."""
+    import mlflow_imbalance as mi
+    from mlflow_imbalance.report.render import _fmt_eta
+
+    rng = np.random.default_rng(4)
+    y = rng.random(20_000) < 0.05
+    s = rng.normal(size=y.size) + 2 * y
+    with mlflow.start_run(run_name="model") as run:
+        mi.log_scores(y, s, n_bootstrap=0, costs={"fp": 1, "fn": 50})
+    for label, eta in (("w1", 0.01), ("w2", 0.002)):
+        pos = rng.random(100_000) < eta
+        mi.log_production_scores(rng.normal(size=pos.size) + 2 * pos, batch=label,
+                                 run_id=run.info.run_id)  # fmt: skip
+    est = {b: r["estimate"] for b, r in mi.list_production_batches(run.info.run_id).items()}
+    base = ["report", "--run-id", run.info.run_id, "--bootstrap", "0", "-o"]
+    res = CliRunner().invoke(main, [*base, str(tmp_path / "a.html")])
+    assert res.exit_code == 0, res.output
+    assert "is estimated from production batch w2" in res.output
+    shown = _fmt_eta(float(f"{est['w2']['value']:.3g}"))
+    assert f"At η = {shown}: ship model" in res.output  # the verdict at the latest estimate
+    res = CliRunner().invoke(main, [*base, str(tmp_path / "b.html"), "--batch", "w1"])
+    assert res.exit_code == 0 and "production batch w1" in res.output, res.output
+    res = CliRunner().invoke(main, [*base, str(tmp_path / "c.html"), "--no-production"])
+    assert res.exit_code == 0 and "production batch" not in res.output, res.output
+    res = CliRunner().invoke(main, [*base, str(tmp_path / "d.html"), "--batch", "w9"])
+    assert res.exit_code != 0 and "w9" in res.output

@@ -330,6 +330,17 @@ def _tracking_options(f: Callable[..., Any]) -> Callable[..., Any]:
     "--seed", type=int, default=0, show_default=True, help="Bootstrap seed, e.g. --seed 7."
 )
 @click.option("--title", metavar="TEXT", help='Report title, e.g. --title "Fraud models, Q3".')
+@click.option(
+    "--batch",
+    metavar="LABEL",
+    help="The production batch whose estimated prevalence the verdict is given at (default: "
+    "the latest logged with mlflow_imbalance.log_production_scores), e.g. --batch 2026-w47.",
+)
+@click.option(
+    "--no-production",
+    is_flag=True,
+    help="Ignore the runs' production batches (no estimated prevalence).",
+)
 @_tracking_options
 @click.option(
     "-o",
@@ -360,6 +371,8 @@ def report(
     n_bootstrap: int,
     seed: int,
     title: str | None,
+    batch: str | None,
+    no_production: bool,
     tracking_uri: str | None,
     output: Path,
     log_to_run: str | None,
@@ -431,6 +444,8 @@ def report(
                 n_bootstrap=n_bootstrap,
                 seed=seed,
                 title=title,
+                production=False if no_production else None,
+                batch=batch,
                 experiment=exp_name or exp_loaded,
                 progress=progress,
                 skipped=skipped,
@@ -492,6 +507,14 @@ def print_verdict(result: Any) -> None:
     ]
     head = f"Verdict ({' and '.join(logged)} logged with the runs)" if logged else "Verdict"
     click.echo(f"\n{head}:")
+    for row in (ctx.get("deployment") or {}).get("rows", []):
+        if row["chosen"]:
+            click.echo(
+                terminal_safe(
+                    f"  (η = {row['eta']} {row['ci']} is estimated from production batch "
+                    f"{row['batch']}, {row['run']}'s scores; prior-shift check {row['check']})"
+                )
+            )
     for v in result.verdict:
         click.echo(f"  {terminal_safe(v.text)}")
 
