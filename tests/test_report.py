@@ -1471,3 +1471,51 @@ def test_logged_prevalences_beyond_the_cap_are_in_the_notes():
     (note,) = [n for n in rep.notes if "not evaluated" in n]
     assert note.startswith(f"{40 - MAX_REPORT_PREVALENCES} prevalence(s) logged")
     assert "Logged prevalences left out." in rep.html
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n_pos=st.integers(1, 3),
+    n_neg=st.integers(1, 3),
+    levels=st.integers(1, 3),
+    weighted=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_tiny_runs_beside_a_normal_run_leave_it_fully_analysed(
+    n_pos, n_neg, levels, weighted, seed
+):
+    """Issue 31: random tiny counts (1-3 positives or negatives, ties, weights) beside a normal
+    run: the report is built, and the normal run is fully analysed -- its table intervals,
+    verdict test and bands are those of a report without the tiny run (same seed)."""
+    rng = np.random.default_rng(seed)
+    y = np.r_[np.ones(n_pos, bool), np.zeros(n_neg, bool)]
+    s = rng.integers(0, levels, size=y.size).astype(float)
+    w = rng.uniform(0.5, 2.0, size=y.size) if weighted else None
+    tiny = mi.RocCounts.from_scores(y, s, sample_weight=w)
+    normal, other = _cost_runs_counts()
+    kw = {"prevalences": [1e-3], "costs": {"fp": 1, "fn": 50}, "n_bootstrap": 60,
+          "progress": False}  # fmt: skip
+    rep = build_report({"normal": normal, "other": other, "tiny": tiny}, **kw)
+    ref = build_report({"normal": normal, "other": other}, **kw)
+
+    def cells(r, name):
+        t = r.context["tables"][0]
+        row = next(x for x in t["rows"] if x["name"] == name)
+        keys = [c["key"] for c in t["columns"]]
+        return {k: (c["value"], c["ci"]) for k, c in zip(keys, row["cells"], strict=True)}
+
+    assert cells(rep, "normal") == cells(ref, "normal")
+    assert not rep.skipped
+    names = {it["name"] for it in rep.context["data"]["runs"]}
+    assert names == {"normal", "other", "tiny"}
+
+
+_COST_RUNS: dict = {}
+
+
+def _cost_runs_counts():
+    if not _COST_RUNS:
+        y, scores = _cost_runs()
+        _COST_RUNS["c"] = (mi.RocCounts.from_scores(y, scores["wide"]),
+                           mi.RocCounts.from_scores(y, scores["sharp"]))  # fmt: skip
+    return _COST_RUNS["c"]
