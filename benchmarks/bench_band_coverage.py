@@ -43,7 +43,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from test_band_coverage import binormal_model, draw_counts, skewed_model, true_curves
+from test_band_coverage import (
+    binormal_model,
+    continuous_binormal,
+    draw_counts,
+    mixture_model,
+    skewed_model,
+    true_curves,
+)
 from test_flip_power import flip_scores, true_ap_difference
 
 from mlflow_imbalance import RocCounts, metrics
@@ -728,6 +735,152 @@ def cost_coverage(r: int, b: int) -> None:
                 sys.stdout.flush()
 
 
+#: Models of the regime study (:func:`regime_study`): two with rounded / tied scores, two
+#: quasi-continuous (6,000 score levels).
+REGIME_MODELS = {
+    "binormal, 120 levels": lambda: binormal_model(2.0),
+    "skewed/tied": skewed_model,
+    "binormal, continuous": continuous_binormal,
+    "GB-like mixture, continuous": mixture_model,
+}
+#: Pointwise grid of the regime study: 23 log-spaced eta in [1e-6, 0.5] (the band's default
+#: lower end), where the per-eta coverage and the under-coverage rule's inputs are recorded.
+POINT_ETA = np.logspace(-6, np.log10(0.5), 23)
+
+
+def _draw_set(c: RocCounts, etas: np.ndarray, b: int, seed: int):
+    """One Bayesian draw set as the report makes it (counts thinned to BOOTSTRAP_POINTS)."""
+    from mlflow_imbalance.stats.bootstrap import bayesian_statistics, metric_statistic
+    from mlflow_imbalance.stats.headline import BOOTSTRAP_POINTS, thin_for_bootstrap
+
+    thin = thin_for_bootstrap(c, BOOTSTRAP_POINTS).counts
+    st = {key: metric_statistic(thin, key, etas, grid_step=None) for key in METRICS}
+    draws = bayesian_statistics(thin, st, b, np.random.default_rng(seed), base_for=("max_f1",))
+    est = {key: st[key].estimate(thin) for key in METRICS}
+    return draws, est
+
+
+def _interval(draws, est, exact, cols, etas, key, simultaneous):
+    from mlflow_imbalance.stats.headline import recentre
+    from mlflow_imbalance.stats.posterior import band_from_draws
+
+    base = draws.get(f"{key}:base")
+    band = band_from_draws(
+        est[key][cols], draws[key][:, cols], etas, metric=key,
+        base=None if base is None else base[:, cols], simultaneous=simultaneous, seed=0,
+    )  # fmt: skip
+    return recentre(band, exact[key][cols])
+
+
+def regime_study(r: int, b: int) -> None:
+    """Coverage of the default bands and headline intervals on rounded AND continuous scores.
+
+    Models :data:`REGIME_MODELS` x regimes P / N = 100 / 10^6, 200 / 20,000, 1,000 / 100,000;
+    R test sets each, one Bayesian draw set of B per test set made as the report and the hook
+    make it (counts thinned to 80 points per axis, recentred on the exact values). Printed:
+
+    * table 1: simultaneous band coverage over eta in [1e-4, 0.5] (12 log-spaced eta), over
+      the band's default range [1e-6, 0.5] (23 eta) and over the report's drawn range
+      [test prevalence / 10, 0.5] (12 eta); pointwise (headline) coverage at the test
+      prevalence, 1e-3 and test prevalence / 10; each +- MC s.e.;
+    * table 2: pointwise coverage on :data:`POINT_ETA` pooled over every cell, by the rule's
+      input (:func:`mlflow_imbalance.stats.coverage.undercovers`): coverage where the rule
+      flags and where it does not, per metric.
+    """
+    from mlflow_imbalance.stats.coverage import rule_inputs, undercovers
+
+    print(
+        f"regime study: R = {r} test sets x B = {b} draws per cell, nominal 0.95; "
+        "bands simultaneous over 12 eta in [1e-4, 0.5] / 23 in [1e-6, 0.5] / 12 in "
+        "[test/10, 0.5]; headline pointwise at test / 1e-3 / test/10"
+    )
+    print(
+        "\n| model | P / N | metric | band [1e-4, 0.5] | band [1e-6, 0.5] | band [test/10, 0.5] "
+        "| headline at test | at 1e-3 | at test/10 |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    pooled: list[tuple] = []  # (key, hit (R, M), flagged (R, M), tp (R, M), fp (R, M))
+    cell_rows = []
+    raw: dict[str, np.ndarray] = {}  # per-eta hits and rule inputs, saved for re-analysis
+    for mname, make in REGIME_MODELS.items():
+        model = make()
+        for n_pos, n_neg in ((100, 1_000_000), (200, 20_000), (1_000, 100_000)):
+            t0 = time.perf_counter()
+            test = n_pos / (n_pos + n_neg)
+            e_a = np.logspace(-4, np.log10(0.5), 12)
+            e_r = np.geomspace(test / 10, 0.5, 12)
+            e_h = np.array([test, 1e-3, test / 10])
+            parts = (e_a, POINT_ETA, e_r, e_h)
+            etas = np.concatenate(parts)
+            edges = np.cumsum([0, *[p.size for p in parts]])
+            cols = [np.arange(edges[i], edges[i + 1]) for i in range(len(parts))]
+            truth = true_curves(model, np.array([0.5]), etas, np.array([0.5]), 0.5)
+            sets = draw_counts(np.random.default_rng([n_pos, n_neg, len(mname)]), model,
+                               n_pos, n_neg, r)  # fmt: skip
+            hits = {key: [[] for _ in parts] for key in METRICS}
+            flags = {key: [] for key in METRICS}
+            ins = []
+            for i, c in enumerate(sets):
+                draws, est = _draw_set(c, etas, b, 1000 + i)
+                exact = {key: u.metric_values(c, key, etas) for key in METRICS}
+                inp = rule_inputs(c, POINT_ETA)
+                ins.append(inp)
+                for key in METRICS:
+                    for p, (cc, ee) in enumerate(zip(cols, parts, strict=True)):
+                        lo, hi = _interval(draws, est, exact, cc, ee, key, simultaneous=p in (0, 2))
+                        if p == 1:  # the default range: simultaneous AND pointwise
+                            lo_s, hi_s = _interval(draws, est, exact, cc, ee, key, True)
+                            hs = (lo_s <= truth[key][cc] + 1e-12) & (truth[key][cc] <= hi_s + 1e-12)
+                            hits[key][p].append(hs)
+                            pw = (lo <= truth[key][cc] + 1e-12) & (truth[key][cc] <= hi + 1e-12)
+                            flags[key].append((pw, undercovers(c, key, POINT_ETA)))
+                            continue
+                        hits[key][p].append(
+                            (lo <= truth[key][cc] + 1e-12) & (truth[key][cc] <= hi + 1e-12)
+                        )
+            for key in METRICS:
+                h = [np.asarray(x) for x in hits[key]]
+                sim = [_fmt(float(h[p].all(axis=1).mean()), r) for p in range(3)]
+                pw = [_fmt(float(x), r) for x in h[3].mean(axis=0)]
+                row = f"| {mname} | {n_pos} / {n_neg} | {key} | " + " | ".join(sim + pw) + " |"
+                print(row)
+                cell_rows.append(row)
+                pw_hit = np.array([f[0] for f in flags[key]])
+                flg = np.array([np.asarray(f[1], dtype=bool) for f in flags[key]])
+                pooled.append((mname, n_pos, key, pw_hit, flg))
+                raw[f"{mname}|{n_pos}|{key}|hit"] = pw_hit
+            raw[f"{mname}|{n_pos}|tp"] = np.array([x["tp"] for x in ins])
+            raw[f"{mname}|{n_pos}|fp"] = np.array([x["fp"] for x in ins])
+            print(f"  ({mname} {n_pos} / {n_neg}: {time.perf_counter() - t0:.0f} s)",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            sys.stdout.flush()
+    np.savez_compressed(Path(__file__).with_name("regime_study_raw.npz"), eta=POINT_ETA, **raw)
+    print("\npointwise coverage on 23 eta in [1e-6, 0.5], pooled over test sets and eta:")
+    print("| metric | cells | where flagged (n) | where not flagged (n) | worst unflagged eta "
+          "(cell) |")  # fmt: skip
+    print("|---|---|---|---|---|")
+    for key in METRICS:
+        for scope in ("continuous", "all"):
+            hf = nf = hn = nn = 0
+            worst = (2.0, "")
+            for mname, n_pos, k2, pw_hit, flg in pooled:
+                if k2 != key or (scope == "continuous" and "continuous" not in mname):
+                    continue
+                hf += pw_hit[flg].sum()
+                nf += flg.sum()
+                hn += pw_hit[~flg].sum()
+                nn += (~flg).sum()
+                col_ok = ~flg.any(axis=0)
+                if col_ok.any():
+                    cov = pw_hit.mean(axis=0)
+                    j = int(np.argmin(np.where(col_ok, cov, 2.0)))
+                    if cov[j] < worst[0]:
+                        worst = (float(cov[j]), f"{POINT_ETA[j]:.1e}, {mname} P = {n_pos}")
+            cf = f"{hf / nf:.3f} ({nf})" if nf else "— (0)"
+            cn = f"{hn / nn:.3f} ({nn})" if nn else "— (0)"
+            print(f"| {key} | {scope} | {cf} | {cn} | {worst[0]:.3f} ({worst[1]}) |")
+
+
 #: The studies run by a flag: (function, converters of the positional arguments, defaults).
 STUDIES = {
     "--roc": (roc_only, (int, int), (300, 300)),
@@ -739,6 +892,8 @@ STUDIES = {
     "--logit-ap": (logit_interval_screen, (str, int, int, int), (None, None, None, 600)),
     "--flips": (flips, (int, int), (200, 200)),
     "--cost": (cost_coverage, (int, int), (300, 1000)),
+    "--regimes": (regime_study, (int, int), (300, 200)),
+    "--quick": (regime_study, (int, int), (80, 200)),
 }
 
 

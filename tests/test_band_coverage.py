@@ -98,6 +98,34 @@ def skewed_model(k: int = 25) -> dict:
     return {"mu": None, "thr": s, "T": t, "F": f, "pp": pp, "pn": pn}
 
 
+def mixture_model(k: int = 6000, low: float = -9.0, high: float = 15.0) -> dict:
+    """Heavy-tailed, gradient-boosted-like scores (log-odds scale), quasi-continuous.
+
+    Negatives: 0.97 N(-3, 1) + 0.03 Laplace(0, 1) (a small heavy-tailed share of hard
+    negatives scoring high); positives: 0.7 N(2, 1) + 0.3 Laplace(0, 1.5) (a third of them
+    poorly separated, with a long tail both ways). ``k`` equally spaced levels on [low, high]
+    (step 0.004 by default: at 10^6 negatives almost no ties above the top 1 %), so it stands
+    for continuous scores. Same keys as :func:`binormal_model`."""
+    thr = np.linspace(low, high, k)[::-1]
+    f = 0.97 * stats.norm.sf(thr + 3.0) + 0.03 * stats.laplace.sf(thr)
+    t = 0.7 * stats.norm.sf(thr - 2.0) + 0.3 * stats.laplace.sf(thr, scale=1.5)
+    t[-1] = f[-1] = 1.0
+    return {
+        "mu": None,
+        "thr": thr,
+        "T": t,
+        "F": f,
+        "pp": np.diff(t, prepend=0.0),
+        "pn": np.diff(f, prepend=0.0),
+    }
+
+
+def continuous_binormal(mu: float = 2.0) -> dict:
+    """Binormal with 6,000 score levels on [-8, mu + 8] (step 0.003): continuous scores for the
+    coverage study (ties among the top 10^4 of 10^6 negatives are rare)."""
+    return binormal_model(mu, k=6000, low=-8.0, span=8.0)
+
+
 def draw_counts(rng: np.random.Generator, m: dict, n_pos: int, n_neg: int, r: int) -> list:
     """``r`` test sets from the model as RocCounts (empty bins dropped)."""
     pos = rng.multinomial(n_pos, m["pp"], size=r)

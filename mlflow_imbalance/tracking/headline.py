@@ -5,8 +5,10 @@ ROC-AUC by DeLong's variance from the counts
 (:func:`mlflow_imbalance.uncertainty.roc_auc_interval`); AP, PR-AUC and max-F1 by one seeded
 Bayesian count bootstrap (:func:`mlflow_imbalance.uncertainty.headline_intervals`,
 ``n_bootstrap``/``seed`` recorded in ``headline.bootstrap``), one construction at every
-prevalence (measured pointwise coverage 0.90-0.99, lowest with 100 positives at eta = 1e-4:
-docs/statistics.md);
+prevalence (measured pointwise coverage in docs/statistics.md, "Coverage at a glance"); a row
+whose intervals fall in the measured under-covering regime
+(:func:`mlflow_imbalance.stats.coverage.undercovers`: few test positives above the threshold
+that decides the metric) carries ``"undercovers": true`` and ``"undercovers_reason"``;
 precision and recall at the max-F1 point by bounds valid after selection
 (:func:`mlflow_imbalance.stats.decision.selected_point_interval`), TPR at an FPR budget by
 Clopper-Pearson. Weighted
@@ -140,6 +142,7 @@ def _headline(
     timer = timer or _Timer()
     from mlflow_imbalance.stats import intervals as unc
     from mlflow_imbalance.stats.auc import roc_auc_interval
+    from mlflow_imbalance.stats.coverage import undercover_text
     from mlflow_imbalance.stats.headline import headline_intervals
 
     test = float(c.prevalence)
@@ -203,6 +206,14 @@ def _headline(
         for key, values in (("ap", ap), ("pr_auc", prauc), ("max_f1", f1v)):
             iv = boot[key][i] if key in boot else None
             row[key] = _point(float(values[i]), iv, boot_method)
+        if boot:
+            # One under-coverage rule, shared with the card and the report
+            # (stats/coverage.py): few test positives above the threshold deciding the metric
+            whys = {key: undercover_text(c, key, float(eta)) for key in ("ap", "pr_auc", "max_f1")}
+            for key, why in whys.items():
+                row[key]["undercovers"] = bool(why)
+            row["undercovers"] = any(whys.values())
+            row["undercovers_reason"] = next((w for w in whys.values() if w), None)
         if boot_info is not None:
             # One validity rule, shared with the report: the intervals come from the Bayesian
             # count bootstrap, valid at every prevalence (docs/statistics.md), so every row is

@@ -191,6 +191,17 @@ def _sweep_bands(name: str, unc: Any) -> dict[str, Any]:
         b = (unc.bands_for(k) or {}).get(name) if unc is not None else None
         if b is not None:
             bands[k] = {"eta": _r(b[0]), "lo": _r(b[1]), "hi": _r(b[2])}
+            flagged = getattr(unc, "undercover_bands", {}).get((k, name))
+            if flagged is not None and len(flagged):
+                # the stretch in the measured under-covering regime (stats/coverage.py): its
+                # own data set ("sweepband_<k>_undercovers"), drawn grey and dashed over the band
+                eta = np.asarray(b[0], dtype=float)
+                sel = np.isin(eta, np.asarray(flagged, dtype=float))
+                bands[f"{k}_undercovers"] = {
+                    "eta": _r(eta[sel]),
+                    "lo": _r(np.asarray(b[1])[sel]),
+                    "hi": _r(np.asarray(b[2])[sel]),
+                }
     return bands
 
 
@@ -665,6 +676,7 @@ def _sweep_spec(
             ],
             step=False,
         ),
+        *([_undercover_layer(k, xe, ye)] if has_bands and k != "cost" else []),
         {
             "data": {"name": "cur"},
             # the text colour, not the page's blue accent: a blue rule read as a run's
@@ -674,6 +686,42 @@ def _sweep_spec(
         },
     ]
     return sp
+
+
+def _undercover_layer(k: str, xe: dict[str, Any], ye: dict[str, Any]) -> dict[str, Any]:
+    """The band's stretch in the measured under-covering regime, grey with a dashed outline.
+
+    Data ``sweepband_<k>_undercovers`` (empty unless :func:`_sweep_bands` flagged a stretch;
+    rule: :func:`mlflow_imbalance.stats.coverage.undercovers`); the methods' caption line says
+    why. Hidden with the run's band (the "Bands" control, hidden runs).
+    """
+    return {
+        "data": {"name": f"sweepband_{k}_undercovers"},
+        "mark": {
+            "type": "area",
+            "interpolate": "linear",
+            "color": "#6b7280",
+            "stroke": "#374151",
+            "strokeDash": [3, 3],
+            "strokeWidth": 1,
+        },
+        "encoding": {
+            "x": {**xe, "field": "x"},
+            "y": {**ye, "field": "lo"},
+            "y2": {"field": "hi"},
+            "fillOpacity": {**_BAND_OPACITY, "value": 0.3},
+            "strokeOpacity": {**_BAND_OPACITY, "value": 0.8},
+            "tooltip": [
+                _RUN_TOOLTIP,
+                {
+                    "field": "x",
+                    "type": _Q,
+                    "title": "η (band likely too narrow here)",
+                    "format": ".3~e",
+                },
+            ],
+        },
+    }
 
 
 def _eta_marks(k: str, xe: dict[str, Any]) -> list[dict[str, Any]]:

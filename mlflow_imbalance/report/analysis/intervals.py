@@ -43,6 +43,7 @@ from mlflow_imbalance.stats.bootstrap import (
     min_cost_statistic,
     roc_statistic,
 )
+from mlflow_imbalance.stats.coverage import undercover_caption, undercover_text, undercovers
 from mlflow_imbalance.stats.decision import (
     CandidateLimits,
     candidate_limits,
@@ -137,6 +138,12 @@ class _Uncertainty:
         #: context before the verdict): the verdict's and the tables' paired tests use them
         self.shared: SharedReplicates | None = None
         self._precision_cache: dict[tuple[float, ...], tuple[float, float]] = {}
+        #: the measured under-coverage rule (stats/coverage.py), shared with the hook and the
+        #: card: per (run, metric, j) of the table's prevalences the reason of a flagged
+        #: interval (also in the run's bootstrap dict under ``("undercovers", metric, j)``),
+        #: per (metric, run) the band-grid η flagged (drawn hatched by charts.py)
+        self.undercover: dict[tuple[str, str, int], str] = {}
+        self.undercover_bands: dict[tuple[str, str], np.ndarray] = {}
 
     def _thinning_text(self) -> str:
         return (
@@ -195,6 +202,15 @@ class _Uncertainty:
             )
         return text
 
+    @property
+    def undercover_note(self) -> str:
+        """One line saying which bands / intervals are marked and why ("" when none is)."""
+        if not (self.undercover or self.undercover_bands):
+            return ""
+        runs = sorted({r for r, _, _ in self.undercover} | {r for _, r in self.undercover_bands})
+        top = [float(np.max(v)) for v in self.undercover_bands.values()]
+        return undercover_caption(runs, max(top) if top else None)
+
     def methods(self) -> list[dict[str, str]]:
         """The methods section's rows (``what``, ``how``), in the order they are shown."""
         conf = f"{self.opts.confidence:.0%}"
@@ -209,6 +225,11 @@ class _Uncertainty:
             *boot[2:],  # the ROC band; the bootstrap's resolution
             comparison_row(),
             coverage_row(),
+            *(
+                [{"what": "Marked ≈ / grey dashed", "how": self.undercover_note, "caption": "1"}]
+                if self.undercover_note
+                else []
+            ),
         ]
 
     def _seed(self, *parts: str) -> np.random.Generator:
@@ -317,6 +338,9 @@ class _Uncertainty:
             if full:
                 exact_b = np.asarray(sweep[key], dtype=float)[bidx]
                 self._figure_band(name, key, est_thin[ne:], draws, ne, bgrid, exact_b)
+                flag = undercovers(c, key, bgrid)
+                if flag.any():
+                    self.undercover_bands[(key, name)] = bgrid[flag]
         out.update(self._cost_intervals(name, c, stats["cost"].estimate(thin), draws, tests, etas))
         if full:
             self._roc_pr_bands(name, c, thin, stats["roc"], draws["roc"], roc_reps)
@@ -379,7 +403,12 @@ class _Uncertainty:
             exact,
             np.maximum(np.var(tests[key], axis=0, ddof=1), np.var(r, axis=0, ddof=1)),
         )
-        return {(key, j): (float(low[j]), float(high[j])) for j in range(ne)}
+        out: dict[tuple, Any] = {(key, j): (float(low[j]), float(high[j])) for j in range(ne)}
+        for j in np.flatnonzero(undercovers(c, key, etas)):
+            why = undercover_text(c, key, float(etas[j]))
+            self.undercover[(name, key, int(j))] = why
+            out[("undercovers", key, int(j))] = why
+        return out
 
     def _figure_band(self, name, key, est_thin, draws, ne, bgrid, exact_b) -> None:
         """Store the simultaneous credible band of ``key`` over the band grid (the figures').
