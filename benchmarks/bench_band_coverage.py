@@ -37,6 +37,7 @@ default, screened and not adopted (:func:`logit_interval_screen`).
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -854,7 +855,7 @@ def regime_study(r: int, b: int) -> None:
             print(f"  ({mname} {n_pos} / {n_neg}: {time.perf_counter() - t0:.0f} s)",
                   file=sys.stderr, flush=True)  # fmt: skip
             sys.stdout.flush()
-    np.savez_compressed(Path(__file__).with_name("regime_study_raw.npz"), eta=POINT_ETA, **raw)
+    np.savez_compressed(Path(tempfile.gettempdir()) / "regime_study_raw.npz", eta=POINT_ETA, **raw)
     print("\npointwise coverage on 23 eta in [1e-6, 0.5], pooled over test sets and eta:")
     print("| metric | cells | where flagged (n) | where not flagged (n) | worst unflagged eta "
           "(cell) |")  # fmt: skip
