@@ -64,12 +64,19 @@ def test_report_flags_the_ap_band_at_low_eta(small_p, large_p):
     assert "sweepband_ap_undercovers" in json.dumps(rep.context["specs"]["chart-sweep-ap"])
     assert "read them as narrower than they are" in rep.html
     assert any(m.get("caption") for m in rep.context["methods"])
+    # the table's AP cell at 1e-4 carries the marker (with the rule's reason on hover)
+    t = rep.context["tables"][0]
+    i = [c["key"] for c in t["columns"]].index("ap")
+    cell = t["rows"][0]["cells"][i]
+    assert cell["undercovers"] and cell["undercovers"] == undercover_text(small_p, "ap", 1e-4)
+    assert f'<span class="uc" title="{cell["undercovers"]}"> ≈</span>' in rep.html
 
     rep2 = build_report({"large": large_p}, prevalences=[1e-2], n_bootstrap=60, seed=1)
     runs2 = {it["name"]: it for it in rep2.context["data"]["runs"]}
     assert "ap_undercovers" not in runs2["large"]["sweep_bands"]
     assert not any(m.get("caption") for m in rep2.context["methods"])
     assert "read them as narrower than they are" not in rep2.html
+    assert 'class="uc"' not in rep2.html
 
 
 def test_table_intervals_carry_the_flag(small_p):

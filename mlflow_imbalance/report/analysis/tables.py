@@ -248,6 +248,8 @@ def _column_cells(key, crit, at: _At, point, fmt, fci, opts, reps, shared) -> li
                 "tie": tie,
                 "classes": " ".join(classes),
                 "note": _TRIVIAL_NOTE[at.trivial[n]] if unranked[i] else "",
+                # in a measured under-covering regime (stats.coverage): the reason, else ""
+                "undercovers": point[n]["boot"].get(("undercovers", key, j)) or "",
             }
         )
     _no_winner(cells)
