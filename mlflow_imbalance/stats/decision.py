@@ -81,7 +81,8 @@ class ThresholdChoice:
         alerts_per: ``{"per": N, "expected": ..., "low": ..., "high": ...}`` -- alerts per
             ``N`` cases at eta (``N`` from ``max_alerts_per``, else 10,000).
         confidence: joint level of the bounds.
-        n_candidates: thresholds considered (the Bonferroni factor is twice this).
+        n_candidates: thresholds considered (simultaneous boxes: the Bonferroni factor is twice
+            this; ``min_precision`` alone: the length of the fallback sequence).
         method: how the bounds were made.
     """
 
@@ -180,12 +181,15 @@ def choose_threshold(
 
     So an error needs an FPR limit to fail or a true hypothesis to be rejected:
     ``<= 0.3 alpha + 0.7 alpha``. Why not a single fixed sequence from the top: at the first
-    thresholds the counts are tiny and the first failure ends it (measured: infeasible in 40 %
-    of test sets where the oracle's recall is 0.6). Measured (binormal mu = 2, R = 400 per
-    cell, ``benchmarks/bench_threshold.py``): no failure in any cell (upper 95 % bound
-    0.0075), median recall 0.85-0.92 of the oracle's (continuous) where that is 0.6, against
-    0.73-0.88 for the simultaneous boxes; at 200 positives with the oracle's recall 0.35 the
-    median is about 0.55 (feasible in ~70 % of sets; the boxes: ~0.4 / 45-55 %). The reported
+    thresholds the counts are tiny and the first failure ends it (an R = 20 pilot: infeasible
+    in 40 % of test sets where the oracle's recall is 0.6). Measured (binormal mu = 2,
+    continuous and rounded scores, 200 / 20,000 and 1,000 / 100,000, eta = 1e-2 and 1e-3,
+    R = 1,000 per cell, ``benchmarks/bench_threshold.py``): 1 failure in 16,000 (set, q) pairs
+    (upper 95 % bound <= 0.005 per cell); median recall 0.82-0.92 of the oracle's where that is
+    0.55-0.6 (boxes: 0.76-0.90; rounded scores at 1,000 positives: the oracle's level itself,
+    1.00) and 0.84 at 1,000 positives where it is 0.35 (boxes: 0.72); at 200 positives where it
+    is 0.35, feasible in 72-74 % of sets and median 0.52-0.54 (boxes: 42-44 %, median 0). The
+    reported
     bounds (``precision_low`` ...) are :func:`selected_point_interval` at the chosen threshold
     (two-sided, valid after any selection); ``precision_low`` may lie below q, the certificate
     is the one-sided test above, stated in ``method``.
@@ -406,7 +410,7 @@ def _choose_fixed_sequence(counts: RocCounts, eta: float, q: float, conf: float)
         k = int(idx[int(np.argmax(p_lo))]) if idx.size else 0
         reason = (
             f"no threshold meets the requirement at prevalence {eta:.3g} with "
-            f"{conf:.0%} confidence (the first threshold of the fixed sequence fails); the "
+            f"{conf:.0%} confidence (no threshold of the fallback sequence passes); the "
             "closest candidate is reported"
         )
     lim = candidate_limits(counts, conf)
@@ -414,12 +418,13 @@ def _choose_fixed_sequence(counts: RocCounts, eta: float, q: float, conf: float)
     t, f = tp[k] / n_pos, fp[k] / n_neg
     per = 10_000.0
     method = (
-        f"fixed-sequence test of 'precision at eta < {q:.4g}' along {idx.size} thresholds "
-        f"(FP count levels, ratio {SEQUENCE_RATIO}) from high to low score, stopping at the "
-        f"first failure: one-sided Clopper-Pearson TPR lower limit at {a_t:.4g} and FPR upper "
-        f"limits at {a_f:.3g} (Bonferroni over {k_lev} levels); P(true precision < "
-        f"{q:.4g} at the returned threshold) <= {alpha:.3g}. Bounds reported: the "
-        "simultaneous two-sided limits valid after any selection (selected_point_interval)"
+        f"fallback (fixed-sequence) test of 'precision at eta < {q:.4g}' along {idx.size} "
+        f"thresholds (FP count levels, ratio {SEQUENCE_RATIO}) from high to low score, "
+        f"{len(SEQUENCE_ENTRIES)} entry points: one-sided Clopper-Pearson TPR lower limits at "
+        f"levels summing to {a_t:.4g} and FPR upper limits at {a_f:.3g} (Bonferroni over "
+        f"{k_lev} levels); P(true precision < {q:.4g} at the returned threshold) <= "
+        f"{alpha:.3g}. Bounds reported: the simultaneous two-sided limits valid after any "
+        "selection (selected_point_interval)"
     )
     return ThresholdChoice(
         threshold=float(counts.thresholds[k]) if feasible else math.nan,
