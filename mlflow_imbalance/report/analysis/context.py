@@ -180,9 +180,13 @@ def build_context(
         "disagree": dep.disagree,
     }
     rows = out["deployment"]["rows"]
+    # the drift chart's log axis: an estimate or lower limit at 0 sits at its floor, a third
+    # of the smallest positive value shown (not at an arbitrary 1e-7 that squashes the rest)
+    shown = [v for r in rows for v in (r["estimate"], r["low"], r["high"]) if v > 0]
+    floor = min(shown) / 3 if shown else 1e-6
     out["data"]["deployment"] = [
         {**{k: row[k] for k in ("run", "batch", "estimate", "low", "high", "chosen")},
-         "plot_estimate": max(row["estimate"], 1e-7), "plot_low": max(row["low"], 1e-7)}
+         "plot_estimate": max(row["estimate"], floor), "plot_low": max(row["low"], floor)}
         for row in rows
     ]  # fmt: skip
     if rows:

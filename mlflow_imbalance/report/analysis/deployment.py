@@ -200,7 +200,10 @@ def drift_spec(lead: Sequence[str], colors: Mapping[str, str]) -> dict[str, Any]
          "scale": {"type": "log"}}  # fmt: skip
     x = {"field": "batch", "type": "ordinal", "title": "production batch", "sort": None}
     color = {**_color(lead, colors), "legend": None}
-    spec = _base("Estimated prevalence per production batch", "bars: the estimate's interval")
+    spec = _base(
+        "Estimated prevalence per production batch",
+        "bars: the estimate's interval; a 0 is drawn at the bottom edge",
+    )
     spec["params"] = _PARAMS
     spec["layer"] = [
         {
