@@ -1376,6 +1376,32 @@ def test_a_failing_stage_for_one_run_leaves_the_rest_of_the_report(monkeypatch):
         rep = build_report(counts, **kw)
     assert "No ranking flips for all runs:" in [w["title"] for w in rep.context["warnings"]]
     assert rep.verdict and rep.context["tables"]
+    # the charts, the tables and the verdict: the run that fails there is left out of that
+    # stage alone (a callout each); the others are drawn, tabled and decided as without it
+    from mlflow_imbalance.report.analysis import charts, tables, verdict
+
+    real_item, real_row, real_point = charts._run_item, tables._row, verdict._deployed_point
+    with monkeypatch.context() as m:
+        m.setattr(charts, "_run_item", lambda r, *a: boom() if r.name == "bad" else
+                  real_item(r, *a))  # fmt: skip
+        rep = build_report(counts, **kw)
+    assert {it["name"] for it in rep.context["data"]["runs"]} == {"good", "fine"}
+    assert "No charts for bad:" in [w["title"] for w in rep.context["warnings"]]
+    assert any(r["name"] == "bad" for r in rep.context["tables"][0]["rows"])
+    with monkeypatch.context() as m:
+        m.setattr(tables, "_row", lambda r, *a: boom() if r.name == "bad" else real_row(r, *a))
+        rep = build_report(counts, **kw)
+    assert [r["name"] for r in rep.context["tables"][0]["rows"] if r["name"] == "bad"] == []
+    assert "No tables for bad:" in [w["title"] for w in rep.context["warnings"]]
+    assert rep.verdict[0].text == build_report(counts, **kw).verdict[0].text
+    strong = {**counts, "bad": mi.RocCounts.from_scores(y, rng.normal(size=y.size) + 3 * y)}
+    with monkeypatch.context() as m:
+        m.setattr(verdict, "_deployed_point", lambda unc, best, *a: boom() if best == "bad"
+                  else real_point(unc, best, *a))  # fmt: skip
+        rep = build_report(strong, **kw)
+    assert rep.verdict[0].run != "bad" and rep.verdict[0].text == clean.verdict[0].text
+    assert "No verdict for bad:" in [w["title"] for w in rep.context["warnings"]]
+    assert any(r["name"] == "bad" for r in rep.context["tables"][0]["rows"])  # still tabled
 
 
 def test_only_the_crossing_that_changes_the_verdict_is_marked():

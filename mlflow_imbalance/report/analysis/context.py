@@ -132,18 +132,36 @@ def build_context(
     with timer.stage("bootstrap"):
         unc = _uncertainty_stage(fr, point, lead, seed_for, notify, failed)
     with timer.stage("verdict"):
-        verdicts, orders = _verdict_stage(fr, point, lead, v_orders, unc, seed_for, notify)
+        verdicts, orders = _without_culprits(
+            "verdict", fr.runs, failed,
+            lambda rs: _verdict_stage(
+                _sub(fr, rs), point, _keep(lead, rs), _keep_orders(v_orders, rs), unc, seed_for,
+                notify,
+            ),
+        )  # fmt: skip
     with timer.stage("ranking"):
         flips = _isolated(
             "ranking flips", "all runs", failed, _NO_FLIPS,
             _flip_stage, fr, point, lead, verdicts, unc, seed_for, progress,
         )  # fmt: skip
     with timer.stage("charts"):
-        charts = _chart_stage(fr, point, lead, v_orders, verdicts, unc, flips, links, notify)
+        charts = _without_culprits(
+            "charts", fr.runs, failed,
+            lambda rs: _chart_stage(
+                _sub(fr, rs), point, _keep(lead, rs), v_orders, verdicts, unc, flips, links,
+                notify,
+            ),
+        )  # fmt: skip
+        swatch = {**dict.fromkeys(fr.names, "#8c959f"), **charts["swatch"]}
+        charts = {**charts, "swatch": swatch}  # a run left out of the charts keeps a grey key
     with timer.stage("tables"):
-        tables = _tables(
-            fr.runs, point, fr.chosen, charts["swatch"], fr.fmt, fr.feta, fr.fci, opts, orders,
-            verdicts, lead, reps=getattr(unc, "point_reps", None), shared=unc.shared,
+        tables = _without_culprits(
+            "tables", fr.runs, failed,
+            lambda rs: _tables(
+                rs, point, fr.chosen, swatch, fr.fmt, fr.feta, fr.fci, opts,
+                _keep_orders(orders, rs), verdicts, _keep(lead, rs),
+                reps=getattr(unc, "point_reps", None), shared=unc.shared,
+            ),
         )  # fmt: skip
     adequacy = _adequacy_rows(fr.runs, point, fr.chosen, fr.feta, fr.fmt, fr.fint)
     inside = holds_over(flips["flips"], *_interval(dep)) if dep.chosen else []
@@ -330,6 +348,45 @@ def _run_intervals(unc: _Uncertainty, r: Any, p: dict, fr: _Frame, lead: Sequenc
 
 _NO_FLIPS: dict[str, Any] = {"decision": [], "flips": [], "note": None, "all": [], "roc_auc": [],
                              "others": {"text": "", "listed": [], "n_summarised": 0}}  # fmt: skip
+
+
+def _sub(fr: _Frame, runs: Sequence[Any]) -> _Frame:
+    """The frame with only ``runs`` (a stage run without the runs that failed in it)."""
+    return fr if len(runs) == len(fr.runs) else replace(fr, runs=list(runs))
+
+
+def _keep(names: Sequence[str], runs: Sequence[Any]) -> list[str]:
+    keep = {r.name for r in runs}
+    return [n for n in names if n in keep]
+
+
+def _keep_orders(orders: Mapping[float, Sequence[str]], runs: Sequence[Any]) -> dict:
+    return {eta: _keep(order, runs) for eta, order in orders.items()}
+
+
+def _without_culprits(
+    stage: str, runs: Sequence[Any], failed: list[dict[str, str]], fn: Callable[[list], Any]
+) -> Any:
+    """``fn(runs)``; when it fails, the runs that fail it alone are left out of this stage.
+
+    Each left-out run gets a callout naming the stage and the error; the stage is then built
+    from the others. A failure no single run causes (or that every run causes) is raised.
+    """
+    try:
+        return fn(list(runs))
+    except Exception as exc:
+        culprits = {}
+        for r in runs:
+            try:
+                fn([r])
+            except Exception as alone:  # this run cannot go through the stage
+                culprits[r.name] = alone
+        if not culprits or len(culprits) == len(runs):
+            raise exc from None
+        for name, err in culprits.items():
+            logger.warning("report stage %r left out run %r: %s", stage, name, err)
+            failed.append({"stage": stage, "who": name, "error": f"{type(err).__name__}: {err}"})
+        return fn([r for r in runs if r.name not in culprits])
 
 
 def _isolated(

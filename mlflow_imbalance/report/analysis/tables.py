@@ -193,7 +193,8 @@ def _table_columns(opts: Any) -> tuple[list[tuple[str, str, str]], str]:
 def _row_order(names, point, crit, j, eta, orders) -> list[str]:
     """The runs best first at η_j: the verdict's order when it has one, else by the criterion."""
     if eta is not None and eta in orders:
-        return list(orders[eta])
+        order = list(orders[eta])  # a run the verdict left out still gets its row, last
+        return order + [n for n in names if n not in order]
     vals = {
         n: (point[n]["roc_auc"] if crit == "roc_auc" else float(point[n][crit][j])) for n in names
     }
