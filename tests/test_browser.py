@@ -423,7 +423,9 @@ def test_tables_fit_a_narrow_window(report_file, tmp_path: Path) -> None:
 def test_run_card_tables_fit_a_narrow_window(tracking_uri, tmp_path: Path) -> None:
     """The run card (what MLflow's artifact pane shows) at 800 px: the metrics table's eight
     columns, each value with its interval (the lowest cost's too), fit without sideways
-    scrolling; headers wrap instead. At 1400 px nothing wraps (the headers stay one line)."""
+    scrolling; headers wrap instead. At 1400 px nothing wraps (the headers stay one line).
+    With a production batch logged (issue 33) the card shows its estimate's sentence, in
+    view, at both widths (screenshots kept with the test artifacts)."""
     import mlflow
     from mlflow.tracking import MlflowClient
 
@@ -432,6 +434,9 @@ def test_run_card_tables_fit_a_narrow_window(tracking_uri, tmp_path: Path) -> No
     with mlflow.start_run(run_name="card width") as run:
         mi.log_scores(y, rng.normal(size=y.size) + 2.2 * y, prevalences=[1e-2, 1e-3, 1e-4],
                       costs=(1, 100))  # fmt: skip
+    pos = rng.random(50_000) < 0.005
+    prod = mi.log_production_scores(rng.normal(size=pos.size) + 2.2 * pos, batch="w1",
+                                    run_id=run.info.run_id)  # fmt: skip
     local = Path(
         MlflowClient().download_artifacts(run.info.run_id, "imbalance/test", str(tmp_path))
     )
@@ -440,6 +445,10 @@ def test_run_card_tables_fit_a_narrow_window(tracking_uri, tmp_path: Path) -> No
       tables: [...document.querySelectorAll('.table-wrap')].map(e => e.scrollWidth - e.clientWidth),
       columns: document.querySelector('.table-wrap thead tr').children.length,
       cis: document.querySelector('.table-wrap tbody tr').querySelectorAll('.ci').length,
+      production: (() => { const all = [...document.querySelectorAll('h2')].map(h =>
+        h.textContent);
+        return all.includes('Deployment prevalence from production') ? document.body.innerText
+          : ''; })(),
       lines: (() => { const r = document.createRange();
         r.selectNodeContents(document.querySelector('.table-wrap thead th:nth-child(6)'));
         return r.getClientRects().length; })()
@@ -450,10 +459,14 @@ def test_run_card_tables_fit_a_narrow_window(tracking_uri, tmp_path: Path) -> No
             page.open(local / "card.html")
             got[width] = json.loads(page.eval(probe))
             assert not page.errors(), page.errors()[:2]
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            (ARTIFACTS / f"card-production-{width}.png").write_bytes(page.screenshot(full=True))
     for width, info in got.items():
         assert info["page"] <= 0 and max(info["tables"]) <= 0, (width, info)
         assert info["columns"] == 8 and info["cis"] == 6, (width, info)  # 5 metrics + cost
     assert got[800]["lines"] == 2 and got[1400]["lines"] == 1  # "precision at max F1" wraps
+    for info in got.values():  # the estimator's own sentence, as the report's row shows it
+        assert f"batch w1 (50,000 cases): {prod.estimate.text}" in info["production"]
 
 
 def test_live_bounds_bracket_the_point_by_its_integer_counts(tmp_path: Path) -> None:
