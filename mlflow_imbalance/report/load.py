@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -33,10 +35,13 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_NAME",
+    "DEFAULT_WORKERS",
     "MIN_PREFIX",
+    "WORKERS_ENV",
     "LoadError",
     "RunIdError",
     "load_runs",
+    "load_workers",
     "resolve_run_ids",
     "search_run_ids",
     "tracking_uri_set",
@@ -44,6 +49,10 @@ __all__ = [
 
 ProgressFn = Callable[[str, int, int], None]
 
+#: Threads loading runs from the tracking store at once (each mostly waits on the store).
+DEFAULT_WORKERS = 8
+#: Environment variable: the number of threads loading runs (``1``: one after another).
+WORKERS_ENV = "MLFLOW_IMBALANCE_LOAD_WORKERS"
 #: Shortest run-id prefix resolved (the report's "Run id" column shows 8 characters).
 MIN_PREFIX = 8
 #: Candidates listed when a run-id prefix is ambiguous.
@@ -277,95 +286,282 @@ def _run_id_of(item: Any) -> str:
     return str(item)
 
 
+def load_workers(workers: int | None = None) -> int:
+    """Threads that load runs: ``workers``, else :data:`WORKERS_ENV`, else :data:`DEFAULT_WORKERS`.
+
+    Raises:
+        ValueError: ``workers`` or :data:`WORKERS_ENV` is not a whole number >= 1 (the message
+            names which).
+    """
+    source = "workers"
+    value: Any = workers
+    if value is None:
+        text = os.environ.get(WORKERS_ENV, "").strip()
+        if not text:
+            return DEFAULT_WORKERS
+        source, value = WORKERS_ENV, text
+    try:
+        number = int(value)
+        ok = number >= 1 and (not isinstance(value, float) or number == value)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok or isinstance(value, bool):
+        raise ValueError(
+            f"{source} must be the number of threads loading runs (a whole number >= 1; 1 loads "
+            f"them one after another), got {str(value)[:40]!r}"
+        )
+    return number
+
+
 def load_runs(
     runs: Iterable[Any],
     *,
     name: str | None = None,
     progress: ProgressFn | None = None,
+    workers: int | None = None,
 ) -> tuple[list[RunData], list[SkippedRun], str | None]:
     """Load counts (and what else the report shows) of MLflow runs.
+
+    Runs are read by a pool of ``workers`` threads (each waits on the tracking store, not the
+    CPU); the result is the same as reading them one after another: same order, same skipped
+    runs and reasons. Against an ``http(s)://`` tracking server the dead-server budget of
+    :mod:`mlflow_imbalance.tracking._store` holds: the server is probed once first, every
+    request is bounded (``MLFLOW_IMBALANCE_STORE_TIMEOUT``), and a server found gone while
+    loading raises one :class:`~mlflow_imbalance.tracking._store.TrackingServerUnreachable`
+    (the other threads stop; no run is reported skipped for it).
 
     Args:
         runs: run ids or :class:`mlflow.entities.Run` objects.
         name: the counts name the runs were logged under (``imbalance/<name>/``). None
             (default): :data:`DEFAULT_NAME`, or a run's only set when it holds no set of that
             name (recorded in :attr:`RunData.counts_name`). An explicit name is used as given.
-        progress: optional callback ``(stage, done, total)``.
+        progress: optional callback ``(stage, done, total)``, called from the calling thread
+            once per run as it finishes (``done`` rises by one each time).
+        workers: threads loading runs; None: :data:`WORKERS_ENV`
+            (``MLFLOW_IMBALANCE_LOAD_WORKERS``), else :data:`DEFAULT_WORKERS`. 1 loads them
+            one after another in the calling thread.
 
     Returns:
         Loaded runs, skipped runs (with the reason) and the experiment name shared by the runs
         (None when they span several or none could be read).
+
+    Raises:
+        mlflow_imbalance.tracking._store.TrackingServerUnreachable: the tracking server does
+            not answer (before or while loading).
+        ValueError: ``workers`` / :data:`WORKERS_ENV` is not a whole number >= 1.
     """
-    from mlflow.exceptions import MlflowException
-    from mlflow.tracking import MlflowClient
+    from mlflow_imbalance.tracking._store import (
+        check_reachable,
+        fail_fast_http,
+        request_timeout,
+        resolve_uri,
+    )
 
-    from mlflow_imbalance import tracking
-    from mlflow_imbalance.tracking._checks import _get_run
-
-    client = MlflowClient()
-    wanted = DEFAULT_NAME if name is None else name
+    n_workers = load_workers(workers)
+    request_timeout()  # MLFLOW_IMBALANCE_STORE_TIMEOUT, named when malformed
     items = list(runs)
+    if not items:
+        return [], [], None
+    uri = resolve_uri(None)
+    check_reachable(uri)  # a dead server: one clear error in seconds, not one per run
+    loader = _RunLoader(uri, DEFAULT_NAME if name is None else name, fallback=name is None)
+    total = len(items)
+    results: list[Any] = [None] * total
+    with fail_fast_http(), _no_progress_bars():
+        if n_workers == 1 or total == 1:
+            for i, item in enumerate(items):
+                results[i] = loader.load(item)
+                if progress is not None:
+                    progress("load", i + 1, total)
+        else:
+            _load_concurrently(loader, items, results, min(n_workers, total), progress)
     loaded: list[RunData] = []
     skipped: list[SkippedRun] = []
     experiments: set[str] = set()
-    exp_names: dict[str, str] = {}
-    for i, item in enumerate(items):
+    for data, skip, exp_name in results:
+        if exp_name is not None:
+            experiments.add(exp_name)
+        if data is not None:
+            loaded.append(data)
+        if skip is not None:
+            skipped.append(skip)
+    experiment = experiments.pop() if len(experiments) == 1 else None
+    return loaded, skipped, experiment
+
+
+def _load_concurrently(
+    loader: _RunLoader,
+    items: list[Any],
+    results: list[Any],
+    n_workers: int,
+    progress: ProgressFn | None,
+) -> None:
+    """Fill ``results[i]`` with ``loader.load(items[i])`` on ``n_workers`` threads.
+
+    Progress is reported from the calling thread as runs finish; the first exception (a dead
+    server) stops the others and is raised once.
+    """
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    total = len(items)
+    done_count = 0
+    pool = ThreadPoolExecutor(max_workers=n_workers, thread_name_prefix="mi-load")
+    try:
+        futures = {pool.submit(loader.load, item): i for i, item in enumerate(items)}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in sorted(done, key=futures.__getitem__):
+                exc = fut.exception()
+                if exc is not None:
+                    loader.stop.set()
+                    raise loader.dead or exc  # a dead server: its one error, not a _Stopped
+                results[futures[fut]] = fut.result()
+                done_count += 1
+                if progress is not None:
+                    progress("load", done_count, total)
+    except BaseException:
+        loader.stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+class _Stopped(Exception):
+    """Another thread found the tracking server gone: this run is not loaded."""
+
+
+class _RunLoader:
+    """Loads one run (thread-safe): a client per thread, a shared experiment-name cache."""
+
+    def __init__(self, uri: str, wanted: str, *, fallback: bool) -> None:
+        self.uri = uri
+        self.wanted = wanted
+        self.fallback = fallback
+        self.stop = threading.Event()
+        self._local = threading.local()
+        self._lock = threading.Lock()  # the experiment-name cache
+        self._probe_lock = threading.Lock()  # one re-probe at a time
+        self._exp_names: dict[str, str] = {}
+        self.dead: BaseException | None = None
+
+    def _client(self) -> Any:
+        client = getattr(self._local, "client", None)
+        if client is None:
+            from mlflow.tracking import MlflowClient
+
+            client = self._local.client = MlflowClient(tracking_uri=self.uri)
+        return client
+
+    def _experiment_name(self, exp_id: str) -> str:
+        from mlflow.exceptions import MlflowException
+
+        with self._lock:  # fetched once per experiment, not once per thread
+            if exp_id not in self._exp_names:
+                try:
+                    self._exp_names[exp_id] = self._client().get_experiment(exp_id).name
+                except MlflowException as exc:
+                    self._check_alive(exc)
+                    self._exp_names[exp_id] = exp_id
+            return self._exp_names[exp_id]
+
+    def _check_alive(self, exc: BaseException) -> None:
+        """Raise TrackingServerUnreachable when ``exc`` came from a server now gone."""
+        from mlflow_imbalance.tracking._store import TrackingServerUnreachable, store_failure
+
+        if isinstance(exc, _Unusable):
+            return
+        if self.stop.is_set():
+            raise _Stopped from None
+        with self._probe_lock:
+            if self.dead is None:
+                reason = store_failure(self.uri, exc)
+                if reason is not None:
+                    self.dead = TrackingServerUnreachable(self.uri, reason, " while loading runs")
+                    self.stop.set()
+            if self.dead is not None:
+                raise self.dead from exc
+
+    def load(self, item: Any) -> tuple[RunData | None, SkippedRun | None, str | None]:
+        """``(RunData, None, experiment)`` or ``(None, SkippedRun, experiment or None)``."""
+        from mlflow.exceptions import MlflowException
+
+        from mlflow_imbalance import tracking
+        from mlflow_imbalance.tracking._checks import _get_run
+
+        if self.stop.is_set():
+            raise _Stopped
         run_id = _run_id_of(item)
         label = run_id
+        exp_name: str | None = None
+        wanted = self.wanted
         try:
             run = item if hasattr(item, "data") and hasattr(item, "info") else None
             if run is None:  # "run 'abc' not found in the tracking store <uri>" when unknown
-                run = _get_run(client, run_id)
+                run = _get_run(self._client(), run_id)
             tags = dict(run.data.tags)
             label = run.info.run_name or tags.get("mlflow.runName") or run_id
             exp_id = run.info.experiment_id
-            if exp_id not in exp_names:
-                try:
-                    exp_names[exp_id] = client.get_experiment(exp_id).name
-                except MlflowException:
-                    exp_names[exp_id] = exp_id
-            experiments.add(exp_names[exp_id])
-            counts, used = _load_counts(tracking, run_id, wanted, fallback=name is None)
+            exp_name = self._experiment_name(exp_id)
+            counts, used = _load_counts(tracking, run_id, wanted, fallback=self.fallback)
             summary: dict[str, Any] = {}
             try:
                 summary = dict(tracking.load_summary(run_id, name=used) or {})
             except Exception as exc:  # a summary problem degrades, it does not skip
                 logger.warning("run %s: summary.json of %r unreadable: %s", run_id, used, exc)
             scores = None
-            loader = getattr(tracking, "load_scores", None)
-            if loader is not None:
+            score_loader = getattr(tracking, "load_scores", None)
+            if score_loader is not None:
                 try:
-                    scores = loader(run_id, name=used)
+                    scores = score_loader(run_id, name=used)
                 except Exception as exc:  # scores are optional (pairing only)
                     logger.debug("run %s: no raw scores for %r: %s", run_id, used, exc)
                     scores = None
             production = _production_of(tracking, run_id, used)
+            if self.stop.is_set():  # the optional parts may have failed for a dead server
+                raise _Stopped
             user_tags = {k: v for k, v in tags.items() if not k.startswith("mlflow.")}
-            loaded.append(
-                RunData(
-                    name=str(label),
-                    counts=counts,
-                    run_id=run_id,
-                    summary=summary,
-                    params=dict(run.data.params),
-                    tags=user_tags,
-                    digest=_digest_of(summary),
-                    scores=_as_pair(scores),
-                    source=f"MLflow run in {exp_names[exp_id]!r}"
-                    + (f", counts {used!r}" if used != wanted else ""),
-                    experiment_id=str(exp_id),
-                    counts_name=used,
-                    production=production,
-                )
+            data = RunData(
+                name=str(label),
+                counts=counts,
+                run_id=run_id,
+                summary=summary,
+                params=dict(run.data.params),
+                tags=user_tags,
+                digest=_digest_of(summary),
+                scores=_as_pair(scores),
+                source=f"MLflow run in {exp_name!r}"
+                + (f", counts {used!r}" if used != wanted else ""),
+                experiment_id=str(exp_id),
+                counts_name=used,
+                production=production,
             )
+            return data, None, exp_name
         except (MlflowException, ValueError, OSError, KeyError, FileNotFoundError) as exc:
+            self._check_alive(exc)
             reason = getattr(exc, "message", None) or str(exc)
-            skipped.append(SkippedRun(name=str(label), run_id=run_id, reason=_short(reason)))
             logger.info("skipping run %s: %s", run_id, reason)
-        if progress is not None:
-            progress("load", i + 1, len(items))
-    experiment = experiments.pop() if len(experiments) == 1 else None
-    return loaded, skipped, experiment
+            return None, SkippedRun(name=str(label), run_id=run_id, reason=_short(reason)), exp_name
+
+
+@contextlib.contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """MLflow's per-file download bars off for the whole load.
+
+    The tracking loaders switch them off around each download and restore the variable after;
+    set here once, every thread sees and restores the same value (no thread can leave the
+    variable changed after the load).
+    """
+    key = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
+    old = os.environ.get(key)
+    os.environ[key] = "false"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = old
 
 
 def _load_counts(tracking: Any, run_id: str, name: str, *, fallback: bool) -> tuple[Any, str]:
