@@ -16,13 +16,28 @@ its scores. The Vega bundle is built once per machine and cached on disk; its fi
 of the report's modules (scipy.stats, jinja2, ...: ~1 s CPU once per process).
 
 Run:  python benchmarks/bench_report.py [--quick]   (nice -n 10 on a shared machine)
+
+``--server [--runs N]`` (issue 32) measures instead a report over N runs (default 60) loaded
+from a real ``mlflow server`` on 127.0.0.1 (temporary SQLite backend, ``--serve-artifacts``),
+each run logged with 10^5 scores (kept for pairing): ``build_report(run_ids)`` wall vs CPU
+time (this process only; the server's CPU is its own), loading the runs one after another
+(``MLFLOW_IMBALANCE_LOAD_WORKERS=1``) and on the pool (``--workers``, default 8), interleaved,
+``--repeats`` times (default 1). Target: wall <= 2x CPU for the pool at 200 runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import socket
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+import urllib.request
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -69,11 +84,119 @@ def run_case(n_runs: int, n: int, n_boot: int, output: str) -> dict:
     return {"runs": n_runs, "n": n, "cpu": cpu, "wall": wall, "mb": size / 1e6}
 
 
+@contextlib.contextmanager
+def mlflow_server(root: str) -> Iterator[str]:
+    """A local ``mlflow server`` (SQLite backend, proxied artifacts under ``root``); its URL."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+    cmd = [
+        sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
+        "--backend-store-uri", f"sqlite:///{root}/mlflow.db",
+        "--artifacts-destination", f"{root}/artifacts", "--serve-artifacts",
+    ]  # fmt: skip
+    with open(f"{root}/server.log", "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"mlflow server did not start; see {root}/server.log"
+                    ) from None
+                time.sleep(0.5)
+        yield url
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 15)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+
+
+def server_case(n_runs: int, n_boot: int, workers: int, repeats: int) -> None:
+    """build_report over ``n_runs`` runs of a local mlflow server: sequential vs pooled load."""
+    import mlflow
+
+    from mlflow_imbalance.report.load import WORKERS_ENV
+
+    rng = np.random.default_rng(0)
+    n = 100_000
+    y = rng.random(n) < 0.01
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-report-server-") as root,
+        mlflow_server(root) as url,
+    ):
+        mlflow.set_tracking_uri(url)
+        mlflow.set_experiment("bench-report")
+        t0 = time.perf_counter()
+        ids = []
+        for i in range(n_runs):
+            sep = 1.0 + 1.5 * i / max(n_runs - 1, 1)
+            s = (rng.normal(size=n) * (1.0 + 0.03 * (i % 5)) + sep * y).astype(np.float32)
+            with mlflow.start_run(run_name=f"model-{i:03d}") as run:
+                mi.log_scores(y, s, prevalences=[1e-4, 1e-3], log_figures=False, keep_scores=True)
+            ids.append(run.info.run_id)
+        print(f"\n{n_runs} runs x 10^5 scores logged to {url} in {time.perf_counter() - t0:.0f} s")
+        print(f"  {'load':12s} {'wall':>8s} {'CPU':>8s} {'wall/CPU':>8s} {'load wall':>10s}")
+        rows: dict[str, list[tuple[float, float, float]]] = {}
+        old = os.environ.get(WORKERS_ENV)
+        try:
+            for _ in range(repeats):
+                for label, w in (("sequential", 1), (f"{workers} threads", workers)):
+                    os.environ[WORKERS_ENV] = str(w)
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    rep = mi.build_report(
+                        ids,
+                        prevalences=[1e-4, 1e-3],
+                        costs={"fp": 1, "fn": 100},
+                        n_bootstrap=n_boot,
+                        seed=0,
+                        output=os.path.join(root, "report.html"),
+                        progress=False,
+                    )
+                    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                    rows.setdefault(label, []).append((wall, cpu, rep.timings["load"]))
+                    print(
+                        f"  {label:12s} {wall:6.1f} s {cpu:6.1f} s {wall / cpu:7.2f}x "
+                        f"{rep.timings['load']:8.1f} s"
+                    )
+        finally:
+            if old is None:
+                os.environ.pop(WORKERS_ENV, None)
+            else:
+                os.environ[WORKERS_ENV] = old
+        (ws, cs, _), (wp, cp, _) = (
+            tuple(statistics.median(r[k] for r in rs) for k in range(3)) for rs in rows.values()
+        )
+        print(
+            f"  median: sequential wall {ws:.1f} s / CPU {cs:.1f} s = {ws / cs:.2f}x; "
+            f"{workers} threads wall {wp:.1f} s / CPU {cp:.1f} s = {wp / cp:.2f}x "
+            f"(target <= 2x: {'OK' if wp <= 2 * cp else 'MISSED'}); {ws / wp:.1f}x faster"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--quick", action="store_true", help="only the growth series at 10^5")
+    ap.add_argument(
+        "--server", action="store_true", help="report over runs of a local mlflow server"
+    )
+    ap.add_argument("--runs", type=int, default=60, help="runs logged to the server (--server)")
+    ap.add_argument("--workers", type=int, default=8, help="threads loading runs (--server)")
+    ap.add_argument("--repeats", type=int, default=1, help="sequential/pooled pairs (--server)")
     args = ap.parse_args()
+    if args.server:
+        server_case(args.runs, args.bootstrap, args.workers, args.repeats)
+        return
     c0 = time.process_time()
     import mlflow_imbalance.report.analysis.context  # noqa: F401  (the one-off module import)
 
