@@ -148,7 +148,8 @@ def test_dead_server_fails_once_within_seconds(unreachable_tracking_uri):
     assert time.monotonic() - t0 < 10
 
 
-def test_server_dying_while_loading_fails_once(tmp_path, monkeypatch):
+@pytest.mark.parametrize("workers", [4, 1])
+def test_server_dying_while_loading_fails_once(tmp_path, monkeypatch, workers):
     """The server is killed after the first run is loaded: one TrackingServerUnreachable, in
     seconds (not one wait per thread or per run), and no run reported skipped for it."""
     from conftest import _free_port, _stop, _wait_for_health
@@ -183,7 +184,7 @@ def test_server_dying_while_loading_fails_once(tmp_path, monkeypatch):
         with tracking_uri_set(url):
             t0 = time.monotonic()
             with pytest.raises(TrackingServerUnreachable) as info:
-                load_runs(ids, workers=4, progress=kill_after_first)
+                load_runs(ids, workers=workers, progress=kill_after_first)
             elapsed = time.monotonic() - t0
         assert "while loading runs" in str(info.value)
         assert elapsed < 30, elapsed

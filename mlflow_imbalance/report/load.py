@@ -472,7 +472,7 @@ class _RunLoader:
         if isinstance(exc, _Unusable):
             return
         if self.stop.is_set():
-            raise _Stopped from None
+            self._halt()
         with self._probe_lock:
             if self.dead is None:
                 reason = store_failure(self.uri, exc)
@@ -482,6 +482,12 @@ class _RunLoader:
             if self.dead is not None:
                 raise self.dead from exc
 
+    def _halt(self) -> None:
+        """Stop this run's load: the dead server's one error, else _Stopped (the load gave up)."""
+        if self.dead is not None:
+            raise self.dead
+        raise _Stopped
+
     def load(self, item: Any) -> tuple[RunData | None, SkippedRun | None, str | None]:
         """``(RunData, None, experiment)`` or ``(None, SkippedRun, experiment or None)``."""
         from mlflow.exceptions import MlflowException
@@ -490,7 +496,7 @@ class _RunLoader:
         from mlflow_imbalance.tracking._checks import _get_run
 
         if self.stop.is_set():
-            raise _Stopped
+            self._halt()
         run_id = _run_id_of(item)
         label = run_id
         exp_name: str | None = None
@@ -519,7 +525,7 @@ class _RunLoader:
                     scores = None
             production = _production_of(tracking, run_id, used)
             if self.stop.is_set():  # the optional parts may have failed for a dead server
-                raise _Stopped
+                self._halt()
             user_tags = {k: v for k, v in tags.items() if not k.startswith("mlflow.")}
             data = RunData(
                 name=str(label),
