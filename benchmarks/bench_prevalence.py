@@ -32,7 +32,7 @@ import numpy as np
 
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.production import ScoreCounts
-from mlflow_imbalance.stats.prevalence import estimate_prevalence
+from mlflow_imbalance.stats.prevalence import INTERVALS, estimate_prevalence
 
 MU = 2.0
 METHODS = ("mle", "acc", "median_sweep")
@@ -127,7 +127,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=20250)
-    ap.add_argument("--interval", choices=["auto", "percentile", "basic"], default="auto")
+    ap.add_argument("--interval", choices=list(INTERVALS), default="auto")
     args = ap.parse_args()
     full = args.full
     r = args.reps or (200 if full else 100)

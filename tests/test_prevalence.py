@@ -19,7 +19,7 @@ from sklearn.metrics import roc_curve
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.production import ScoreCounts, merge_score_counts
 from mlflow_imbalance.stats import InsufficientDataError
-from mlflow_imbalance.stats.prevalence import PrevalenceEstimate, estimate_prevalence
+from mlflow_imbalance.stats.prevalence import INTERVALS, PrevalenceEstimate, estimate_prevalence
 
 # ----------------------------------------------------------------------------- ScoreCounts
 tied_scores = st.lists(
@@ -195,6 +195,40 @@ def test_coverage_smoke() -> None:
         widths.append(e.high - e.low)
     assert hits >= 50  # >= 83 % of 60 (nominal 95 %)
     assert 0.005 < np.mean(widths) < 0.05
+
+
+def test_interval_constructions() -> None:
+    """Each ``interval=`` option on the same replicates (same seed: the interval is computed
+    after the bootstrap), checked against the percentile interval's width."""
+    rng = np.random.default_rng(3)
+    counts = RocCounts.from_scores(*_binormal(rng, 400, 20_000))
+    k = rng.binomial(50_000, 0.3)
+    prod = np.r_[rng.normal(2, 1, k), rng.normal(0, 1, 50_000 - k)]
+    got = {
+        how: estimate_prevalence(counts, prod, n_boot=400, n_check=0, interval=how, seed=4)
+        for how in INTERVALS
+    }
+    est = got["auto"].estimate
+    assert all(g.estimate == est and g.low <= est <= g.high for g in got.values())
+    # at eta = 0.3 the logit-scale s.e. is small: "auto" is the logit interval
+    assert (got["auto"].low, got["auto"].high) == (got["logit"].low, got["logit"].high)
+    lo, hi = (np.log(x / (1 - x)) for x in (got["logit"].low, got["logit"].high))
+    p_lo, p_hi = got["percentile"].low, got["percentile"].high
+    # symmetric on the logit scale, about as wide as the percentile interval (sd-based)
+    assert (hi - lo) * est * (1 - est) == pytest.approx(p_hi - p_lo, rel=0.1)
+    # "shifted" and "basic" have the percentile interval's width (before clipping)
+    for how in ("shifted", "basic"):
+        assert got[how].high - got[how].low == pytest.approx(p_hi - p_lo, rel=1e-9)
+
+
+def test_interval_at_zero_is_one_sided() -> None:
+    """No positives in production: estimate 0, every default interval starts at 0."""
+    rng = np.random.default_rng(8)
+    counts = RocCounts.from_scores(*_binormal(rng, 200, 20_000))
+    prod = rng.normal(0, 1, 20_000)
+    for how in ("auto", "logit", "shifted", "percentile"):
+        e = estimate_prevalence(counts, prod, n_boot=300, n_check=0, interval=how)
+        assert e.at_zero and e.low == 0.0 and e.high > 0.0
 
 
 def test_limited_by_test_set() -> None:

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import logging
 import math
+import statistics
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,10 +78,12 @@ from mlflow_imbalance.stats.bootstrap import _resample_bins, _rng
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["PREVALENCE_METHODS", "Misfit", "PrevalenceEstimate", "estimate_prevalence"]
+__all__ = ["INTERVALS", "PREVALENCE_METHODS", "Misfit", "PrevalenceEstimate", "estimate_prevalence"]
 
 #: The estimators of :func:`estimate_prevalence` (``"auto"`` means ``"mle"``).
 PREVALENCE_METHODS = ("mle", "acc", "median_sweep")
+#: The interval constructions of :func:`estimate_prevalence` (``interval=``).
+INTERVALS = ("auto", "logit", "shifted", "percentile", "basic")
 #: Most score bins of the maximum-likelihood fit (the minimum bin count grows beyond).
 MAX_BINS = 512
 #: Share of production scores outside the test range above which the inputs are refused.
@@ -513,8 +516,10 @@ def estimate_prevalence(
             raise ValueError(f"{arg} must be an integer >= {least}, got {_plain(v)!r}")
     if not (0.0 < float(check_alpha) < 1.0):
         raise ValueError(f"check_alpha must lie strictly between 0 and 1, got {check_alpha!r}")
-    if interval not in ("auto", "percentile", "basic"):
-        raise ValueError(f"interval must be 'auto', 'percentile' or 'basic', got {interval!r}")
+    if interval not in INTERVALS:
+        raise ValueError(
+            f"interval must be one of {', '.join(map(repr, INTERVALS))}, got {interval!r}"
+        )
     if min_bin_count is not None and (
         isinstance(min_bin_count, bool) or int(min_bin_count) != min_bin_count or min_bin_count < 1
     ):
@@ -567,15 +572,7 @@ def estimate_prevalence(
     alpha = 1.0 - conf
     q_lo, q_hi = (float(v) for v in np.nanquantile(joint, [alpha / 2, 1 - alpha / 2]))
     pinned = float(np.mean((joint <= 0.0) | (joint >= 1.0)))
-    if interval == "basic":  # reflected about the estimate (corrects a bootstrap-visible bias)
-        low, high = max(0.0, 2 * est - q_hi), min(1.0, 2 * est - q_lo)
-    elif interval == "auto" and pinned < alpha / 2:
-        # away from the boundary: the percentile interval shifted by the bootstrap's bias
-        # estimate (the plug-in bin probabilities' noise pulls eta towards 0.5)
-        shift = float(np.nanmean(joint)) - est
-        low, high = max(0.0, q_lo - shift), min(1.0, q_hi - shift)
-    else:  # percentile; near 0 or 1 the clipped replicates make any bias estimate meaningless
-        low, high = q_lo, q_hi
+    low, high = _interval(interval, joint, est, q_lo, q_hi, pinned, conf)
     low, high = min(low, est), max(high, est)
     v_sum = v_prod + v_pos + v_neg
     test_share = (v_pos + v_neg) / v_sum if v_sum > 0 else 0.0
@@ -633,6 +630,59 @@ def estimate_prevalence(
     object.__setattr__(result, "text", _sentence(result, bins, n_pos, n_neg))
     logger.info(result.text)
     return result
+
+
+#: Largest logit-scale standard error ``sd(eta*) / (eta (1 - eta))`` at which ``"auto"`` uses
+#: the logit interval (beyond, the logit is far from linear over the interval: shifted percentile).
+_LOGIT_MAX_SE = 0.2
+
+
+def _interval(
+    how: str,
+    joint: np.ndarray,
+    est: float,
+    q_lo: float,
+    q_hi: float,
+    pinned: float,
+    conf: float,
+) -> tuple[float, float]:
+    """The interval ``how`` from the joint bootstrap replicates ``joint`` of ``est``.
+
+    ``"percentile"``: ``(q_lo, q_hi)``. ``"basic"``: reflected about ``est``. ``"shifted"``:
+    the percentile interval minus the bootstrap's bias estimate ``mean(joint) - est``.
+    ``"logit"``: a normal interval on the logit of ``eta``, centred at ``logit(est)`` minus the
+    bootstrap's median bias on that scale, with standard error ``sd(joint) / (est (1 - est))``.
+    ``"auto"``: ``"logit"`` where that standard error is at most :data:`_LOGIT_MAX_SE`, else
+    ``"shifted"``. Every construction but ``"basic"`` falls back to ``"percentile"`` when at
+    least ``(1 - conf) / 2`` of the replicates sit at 0 or 1 (or ``est`` does): the clipped
+    replicates make any bias or scale estimate meaningless there, and the percentile interval
+    at 0 is an honest one-sided upper limit.
+    """
+    alpha = 1.0 - conf
+    if how == "basic":  # reflected about the estimate (corrects a bootstrap-visible bias)
+        return max(0.0, 2 * est - q_hi), min(1.0, 2 * est - q_lo)
+    if how == "percentile" or pinned >= alpha / 2 or not 0.0 < est < 1.0:
+        return q_lo, q_hi
+    sd = float(np.nanstd(joint))
+    se_logit = sd / (est * (1.0 - est))
+    if how == "logit" or (how == "auto" and se_logit <= _LOGIT_MAX_SE):
+        med = float(np.nanmedian(joint))
+        if 0.0 < med < 1.0 and math.isfinite(se_logit):
+            z = statistics.NormalDist().inv_cdf(1.0 - alpha / 2)
+            centre = 2 * _logit(est) - _logit(med)  # logit(est) minus the median bias
+            return _expit(centre - z * se_logit), _expit(centre + z * se_logit)
+        return q_lo, q_hi
+    # "shifted": the plug-in bin probabilities' noise biases eta (towards 0.5)
+    shift = float(np.nanmean(joint)) - est
+    return max(0.0, q_lo - shift), min(1.0, q_hi - shift)
+
+
+def _logit(x: float) -> float:
+    return math.log(x) - math.log1p(-x)
+
+
+def _expit(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
 def _resample(rng: np.random.Generator, d: np.ndarray, n: int, b: int) -> np.ndarray:
