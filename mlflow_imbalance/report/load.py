@@ -356,6 +356,7 @@ def load_runs(
         request_timeout,
         resolve_uri,
     )
+    from mlflow_imbalance.tracking.load import _no_mlflow_progress_bar
 
     n_workers = load_workers(workers)
     request_timeout()  # MLFLOW_IMBALANCE_STORE_TIMEOUT, named when malformed
@@ -367,7 +368,10 @@ def load_runs(
     loader = _RunLoader(uri, DEFAULT_NAME if name is None else name, fallback=name is None)
     total = len(items)
     results: list[Any] = [None] * total
-    with fail_fast_http(), _no_progress_bars():
+    # MLflow's per-file download bars off for the whole load: the tracking loaders switch
+    # them off around each download and restore the value after; set once here, every
+    # thread sees and restores the same value (none can leave it changed after the load)
+    with fail_fast_http(), _no_mlflow_progress_bar():
         if n_workers == 1 or total == 1:
             for i, item in enumerate(items):
                 results[i] = loader.load(item)
@@ -548,26 +552,6 @@ class _RunLoader:
             reason = getattr(exc, "message", None) or str(exc)
             logger.info("skipping run %s: %s", run_id, reason)
             return None, SkippedRun(name=str(label), run_id=run_id, reason=_short(reason)), exp_name
-
-
-@contextlib.contextmanager
-def _no_progress_bars() -> Iterator[None]:
-    """MLflow's per-file download bars off for the whole load.
-
-    The tracking loaders switch them off around each download and restore the variable after;
-    set here once, every thread sees and restores the same value (no thread can leave the
-    variable changed after the load).
-    """
-    key = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
-    old = os.environ.get(key)
-    os.environ[key] = "false"
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = old
 
 
 def _load_counts(tracking: Any, run_id: str, name: str, *, fallback: bool) -> tuple[Any, str]:
