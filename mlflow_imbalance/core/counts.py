@@ -148,6 +148,19 @@ def _wide_integers(s: np.ndarray, name: str) -> np.ndarray:
     return s.astype(np.float64)
 
 
+def _check_thresholds(thr: np.ndarray) -> None:
+    """Stored thresholds are finite and strictly descending (RocCounts and ScoreCounts)."""
+    if not np.all(np.isfinite(thr)):
+        i = int(np.flatnonzero(~np.isfinite(thr))[0])
+        raise ValueError(f"thresholds must be finite: thresholds[{i}]={thr[i].item()!r}")
+    if thr.size > 1 and not np.all(thr[1:] < thr[:-1]):
+        i = int(np.flatnonzero(~(thr[1:] < thr[:-1]))[0])
+        raise ValueError(
+            "thresholds must be strictly descending: "
+            f"thresholds[{i + 1}]={thr[i + 1].item()!r} follows thresholds[{i}]={thr[i].item()!r}"
+        )
+
+
 class RocCounts:
     """Exact ROC counts: cumulative positives and negatives at or above each threshold.
 
@@ -212,15 +225,7 @@ class RocCounts:
                     raise ValueError(f"{name} holds non-integer counts but weighted=False")
         tp_arr = tp_arr.astype(dtype, copy=False)
         fp_arr = fp_arr.astype(dtype, copy=False)
-        if not np.all(np.isfinite(thr)):
-            raise ValueError("thresholds must be finite")
-        if thr.size > 1 and not np.all(thr[1:] < thr[:-1]):
-            i = int(np.flatnonzero(~(thr[1:] < thr[:-1]))[0])
-            raise ValueError(
-                "thresholds must be strictly descending: "
-                f"thresholds[{i + 1}]={thr[i + 1].item()!r} "
-                f"follows thresholds[{i}]={thr[i].item()!r}"
-            )
+        _check_thresholds(thr)
         for name, arr in (("tp", tp_arr), ("fp", fp_arr)):
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"{name} must be finite")

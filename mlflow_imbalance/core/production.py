@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from mlflow_imbalance.core.counts import _count_scores
+from mlflow_imbalance.core.counts import _check_thresholds, _count_scores
 
 logger = logging.getLogger(__name__)
 
@@ -83,16 +83,7 @@ class ScoreCounts:
         if thr.size == 0:
             raise ValueError("ScoreCounts needs at least one threshold, got none")
         thr = thr.astype(np.float64)
-        if not np.all(np.isfinite(thr)):
-            i = int(np.flatnonzero(~np.isfinite(thr))[0])
-            raise ValueError(f"thresholds must be finite: thresholds[{i}]={thr[i].item()!r}")
-        if thr.size > 1 and not np.all(thr[1:] < thr[:-1]):
-            i = int(np.flatnonzero(~(thr[1:] < thr[:-1]))[0])
-            raise ValueError(
-                "thresholds must be strictly descending: "
-                f"thresholds[{i + 1}]={thr[i + 1].item()!r} follows "
-                f"thresholds[{i}]={thr[i].item()!r}"
-            )
+        _check_thresholds(thr)
         if cnt.dtype.kind == "f":
             bad = ~np.isfinite(cnt) | (cnt != np.round(cnt))
             if bad.any():
