@@ -13,6 +13,8 @@ of batches it fails (p < 0.01) under pure prior shift (level) and under covariat
 
     .venv/bin/python benchmarks/bench_prevalence.py            # --quick (default), ~5 min
     .venv/bin/python benchmarks/bench_prevalence.py --full     # every cell, R = 200
+    .venv/bin/python benchmarks/bench_prevalence.py --full --reps 1000 \
+        --only binormal:200/20000:1e4:0.01                        # one cell, closer
 
 Replicates run in a process pool of ``--workers`` (default 2) with one thread each.
 """
@@ -119,6 +121,18 @@ def _summarise(cell: tuple, rows: list[dict]) -> list[str]:
     return lines
 
 
+def _only_cell(spec: str) -> tuple:
+    """``MODEL:POS/NEG:N:ETA`` -> a prior-shift cell with every method."""
+    try:
+        model, test, n_prod, eta = spec.split(":")
+        n_pos, n_neg = (int(v) for v in test.split("/"))
+        if model not in ("binormal", "tied"):
+            raise ValueError(model)
+        return (model, n_pos, n_neg, int(float(n_prod)), float(eta), 0.0, METHODS)
+    except ValueError as exc:
+        raise SystemExit(f"--only {spec!r}: expected MODEL:POS/NEG:N:ETA ({exc})") from None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     mode = ap.add_mutually_exclusive_group()
@@ -128,6 +142,14 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=20250)
     ap.add_argument("--interval", choices=list(INTERVALS), default="auto")
+    ap.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="MODEL:POS/NEG:N:ETA",
+        help="re-run just this prior-shift cell of --full (repeatable), e.g. "
+        "binormal:200/20000:1e4:0.01 -- with --reps, to measure a cell's coverage more closely",
+    )
     args = ap.parse_args()
     full = args.full
     r = args.reps or (200 if full else 100)
@@ -147,6 +169,8 @@ def main() -> None:
             cells.append((model, n_pos, n_neg, n_prod, eta, 0.0, METHODS))
     for delta, n_prod in itertools.product(deltas, shift_prods):
         cells.append(("binormal", 200, 20_000, n_prod, 0.01, delta, ("mle",)))
+    if args.only:
+        cells = [_only_cell(spec) for spec in args.only]
     t0 = time.perf_counter()
     results = _run(cells, r, n_boot, n_check, args.workers, args.seed, args.interval)
     took = time.perf_counter() - t0

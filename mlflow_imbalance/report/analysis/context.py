@@ -211,7 +211,8 @@ def build_context(
         from mlflow_imbalance.plots._style import run_colors
 
         colors = {**dict.fromkeys(fr.names, "#8c959f"), **run_colors(lead)}
-        drawn = list(dict.fromkeys(r["run"] for r in rows))
+        has = {r["run"] for r in rows}  # in the other charts' order (leading runs first)
+        drawn = [n for n in dict.fromkeys((*lead, *fr.names, *has)) if n in has]
         out["specs"]["chart-drift"] = drift_spec(drawn, colors)
         out["chart_ids"].append("chart-drift")
     if dep.eta_shown is not None:

@@ -130,6 +130,10 @@ def header_rows(
                 "low": float(r.low),
                 "high": float(r.high),
                 "estimate": float(r.estimate),
+                # where the page's control jumps: 3 significant digits, as the verdict's η
+                "jump": float(
+                    f"{float(r.estimate) if float(r.estimate) > 0 else float(r.high):.3g}"
+                ),
             }
         )
     return rows
@@ -199,10 +203,10 @@ def drift_spec(lead: Sequence[str], colors: Mapping[str, str]) -> dict[str, Any]
     y = {"field": "plot_estimate", "type": "quantitative", "title": "estimated η (log)",
          "scale": {"type": "log"}}  # fmt: skip
     x = {"field": "batch", "type": "ordinal", "title": "production batch", "sort": None}
-    color = {**_color(lead, colors), "legend": None}
+    color = _color(lead, colors)
     spec = _base(
         "Estimated prevalence per production batch",
-        "bars: the estimate's interval; a 0 is drawn at the bottom edge",
+        "bars: the estimate's interval (a 0 at the bottom edge); dashed: the control's η",
     )
     spec["params"] = _PARAMS
     spec["layer"] = [
