@@ -588,7 +588,7 @@ def test_preview_roc_draws_fpr_zero_on_its_own_tick_not_at_the_first_decade():
     # each positive score): the decades start at its decade, right of "0"
     fpr_1 = np.mean(neg >= np.sort(pos)[::-1][30])
     assert min(v for v in ticks if v > x_zero) == pytest.approx(10.0 ** np.floor(np.log10(fpr_1)))
-    dots = [ln for ln in ax.get_lines() if ln.get_label() == "max-F1 at η = 10⁻⁴"]
+    dots = [ln for ln in ax.get_lines() if ln.get_label() == "max-F1 at η = 1e-4"]
     assert len(dots) == 1
     assert dots[0].get_xdata()[0] == x_zero and dots[0].get_ydata()[0] == pytest.approx(30 / 200)
     # the curve climbs the "0" tick to TPR 30/200 before it reaches any positive FPR

@@ -246,7 +246,7 @@ def test_pr_at_chosen_prevalence_uses_eq8(ax, runs):
         t, f = c.tpr, c.fpr
         expected = t * eta / (t * eta + f * (1 - eta))
         np.testing.assert_allclose(line.get_ydata()[1:], expected, rtol=1e-12)
-    assert "10⁻³" in ax.get_title(loc="left")
+    assert "η = 0.001" in ax.get_title(loc="left")  # written as the text writes it
 
 
 def test_pr_several_prevalences_one_style_each(ax, runs):

@@ -361,7 +361,7 @@ def test_card_and_figures(tracking_uri, tmp_path: Path):
         assert mc["expected_cost_per_cases"] == pytest.approx(sk_cost * per, rel=1e-12)
         assert mc["expected_cost_per_cases_interval"] == pytest.approx([lo * per, hi * per])
         plo, phi = mc["expected_cost_per_cases_interval"]
-        shown = f"{_fmt(mc['expected_cost_per_cases'], 3)} [{_fmt(plo, 3)}, {_fmt(phi, 3)}]"
+        shown = f"{_fmt(mc['expected_cost_per_cases'])} [{_fmt(plo, 3)}, {_fmt(phi, 3)}]"
         assert f"lowest expected cost, {shown} per {per:,} cases with C_FP = 1, C_FN = 20" in card
         unit = f'<span class="unit">per {per:,} cases'
         assert f"[{_fmt(plo, 3)}, {_fmt(phi, 3)}]</span>{unit}" in card

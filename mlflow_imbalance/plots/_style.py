@@ -345,16 +345,14 @@ def _pow10(exp: int) -> str:
 
 
 def _fmt_eta(eta: float) -> str:
-    """A prevalence for legends and titles: 0.05, 0.3, 10⁻³ or 2.5×10⁻⁴."""
-    if eta >= 0.01:
-        return f"{eta:.3g}"
-    exp = math.floor(math.log10(eta))
-    mant = float(f"{eta / 10**exp:.3g}")
-    if mant >= 10:  # rounding carried into the next decade
-        mant, exp = mant / 10, exp + 1
-    if mant == 1:
-        return _pow10(exp)
-    return f"{mant:g}×{_pow10(exp)}"
+    """A prevalence for legends and titles, written as the text beside them writes it.
+
+    :func:`mlflow_imbalance._numbers.fmt_eta` (0.05, 0.001, 1e-4, 2.5e-5): the card's and the
+    report's sentences and tables use it, so a figure's legend reads the same η.
+    """
+    from mlflow_imbalance._numbers import fmt_eta
+
+    return fmt_eta(eta)
 
 
 def _log_tick_label(value: float, _pos: Any = None) -> str:

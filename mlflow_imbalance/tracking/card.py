@@ -153,7 +153,7 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
             prec = row["precision_at_max_f1"]["value"]
             # FPR from precision = ηTPR / (ηTPR + (1−η)FPR)
             fpr = eta * tpr * (1 - prec) / (prec * (1 - eta)) if prec > 0 else 0.0
-            rule = f"highest F1, {_fmt(row['max_f1']['value'], 3)}"
+            rule = f"highest F1, {_fmt(row['max_f1']['value'])}"
             cis = (_ci(row["precision_at_max_f1"]), _ci(row["recall_at_max_f1"]))
             p_iv = row["precision_at_max_f1"].get("interval")
         caught = per * eta * tpr
@@ -193,7 +193,7 @@ def _cost_rule(mc: dict[str, Any], costs: dict[str, float]) -> str:
     """
     interval = {"interval": mc.get("expected_cost_per_cases_interval")}
     return (
-        f"lowest expected cost, {_fmt(mc['expected_cost_per_cases'], 3)}{_ci(interval)} per "
+        f"lowest expected cost, {_fmt(mc['expected_cost_per_cases'])}{_ci(interval)} per "
         f"{int(mc['per_cases']):,} cases with C_FP = {_fmt(costs['fp'])}, "
         f"C_FN = {_fmt(costs['fn'])}"
     )

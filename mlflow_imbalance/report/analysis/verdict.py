@@ -495,10 +495,10 @@ def _sentence(
     disagree, opts, fmt, feta, fint, cis=("", ""), apart=False, value_ci="", chance="",
 ) -> str:  # fmt: skip
     how = (
-        f"lowest expected cost, {_with_ci(fmt(vals[best]['cost'] * per, 3), value_ci)} per "
+        f"lowest expected cost, {_with_ci(fmt(vals[best]['cost'] * per), value_ci)} per "
         f"{fint(per)} cases with C_FP = {fmt(opts.cost_fp)}, C_FN = {fmt(opts.cost_fn)}"
         if key == "cost"
-        else f"highest {label}, {_with_ci(fmt(vals[best][key], 3), value_ci)}"
+        else f"highest {label}, {_with_ci(fmt(vals[best][key]), value_ci)}"
     )
     if math.isinf(thr) and thr > 0:
         deploy = "flagging nothing (no threshold beats predicting every case negative)"

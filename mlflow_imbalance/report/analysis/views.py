@@ -104,7 +104,7 @@ def verdict_view(
         "eta": feta(v.prevalence),
         "run": v.run,
         "criterion": v.criterion,
-        "value": fmt(_scaled(v.value, v), 3),
+        "value": fmt(_scaled(v.value, v)),  # as the tables write the criterion
         "value_unit": f"per {per} cases" if v.criterion_key == "cost" else "",
         "threshold": "none (flag nothing)" if inf_thr else fmt(v.threshold, 4),
         "per": per,
@@ -120,7 +120,7 @@ def verdict_view(
         "runner_up": v.runner_up,
         "runner_up_ci": fci(*(_scaled(x, v) for x in (v.runner_up_low, v.runner_up_high))),
         "runner_up_value": (
-            None if v.runner_up_value is None else fmt(_scaled(v.runner_up_value, v), 3)
+            None if v.runner_up_value is None else fmt(_scaled(v.runner_up_value, v))
         ),
         "significant": v.significant,
         "intervals_apart": v.intervals_apart,
