@@ -9,7 +9,9 @@ and a fresh production batch of ``N`` cases with ``Binomial(N, eta)`` positives,
 Reported per cell and method: relative bias and RMSE (``/ eta``), coverage of the 95 %
 interval, its mean width, and the share of estimates at 0; for the prior-shift check, the share
 of batches it fails (p < 0.01) under pure prior shift (level) and under covariate shift
-(production scores of both classes shifted by ``delta`` standard deviations: power).
+(production scores of both classes shifted by ``delta`` standard deviations: power), and the
+share of batches whose interval misses the truth while the check passes ("silent": a wrong
+estimate nobody is warned about).
 
     .venv/bin/python benchmarks/bench_prevalence.py            # --quick (default), ~5 min
     .venv/bin/python benchmarks/bench_prevalence.py --full     # every cell, R = 200
@@ -113,6 +115,9 @@ def _summarise(cell: tuple, rows: list[dict]) -> list[str]:
         cov = np.mean((lo <= eta) & (eta <= hi))
         width = np.mean(hi - lo)
         check = f"{fail:6.1%}" if m == methods[0] else "      "
+        if m == methods[0]:  # a wrong interval the check lets through: the silent failures
+            ok = np.array([row["p"] >= ALPHA for row in rows])
+            check += f" {np.mean(ok & ~((lo <= eta) & (eta <= hi))):6.1%}"
         lines.append(
             f"{model:8s} {n_pos:>5d}/{n_neg:<7d} {n_prod:>8.0e} {eta:>7.0e} {delta:>5.2f} "
             f"{m:12s} {bias:+8.3f} {rmse:8.3f} {cov:6.1%} {width:9.3g} {zero:6.1%} "
@@ -122,15 +127,18 @@ def _summarise(cell: tuple, rows: list[dict]) -> list[str]:
 
 
 def _only_cell(spec: str) -> tuple:
-    """``MODEL:POS/NEG:N:ETA`` -> a prior-shift cell with every method."""
+    """``MODEL:POS/NEG:N:ETA[:DELTA]`` -> a prior-shift cell with every method, or with DELTA a
+    covariate-shift cell (the check's power; the default method only)."""
     try:
-        model, test, n_prod, eta = spec.split(":")
+        model, test, n_prod, eta, *rest = spec.split(":")
         n_pos, n_neg = (int(v) for v in test.split("/"))
-        if model not in ("binormal", "tied"):
-            raise ValueError(model)
-        return (model, n_pos, n_neg, int(float(n_prod)), float(eta), 0.0, METHODS)
+        delta = float(rest[0]) if rest else 0.0
+        if model not in ("binormal", "tied") or len(rest) > 1:
+            raise ValueError(model if len(rest) <= 1 else "too many fields")
+        methods = METHODS if delta == 0 else ("mle",)
+        return (model, n_pos, n_neg, int(float(n_prod)), float(eta), delta, methods)
     except ValueError as exc:
-        raise SystemExit(f"--only {spec!r}: expected MODEL:POS/NEG:N:ETA ({exc})") from None
+        raise SystemExit(f"--only {spec!r}: expected MODEL:POS/NEG:N:ETA[:DELTA] ({exc})") from None
 
 
 def main() -> None:
@@ -146,9 +154,10 @@ def main() -> None:
         "--only",
         action="append",
         default=[],
-        metavar="MODEL:POS/NEG:N:ETA",
-        help="re-run just this prior-shift cell of --full (repeatable), e.g. "
-        "binormal:200/20000:1e4:0.01 -- with --reps, to measure a cell's coverage more closely",
+        metavar="MODEL:POS/NEG:N:ETA[:DELTA]",
+        help="run just this cell (repeatable), e.g. binormal:200/20000:1e4:0.01 (prior shift; "
+        "with --reps to measure a cell's coverage more closely) or tied:1000/100000:1e5:0.01:0.1 "
+        "(production shifted by 0.1 SD: the check's power)",
     )
     args = ap.parse_args()
     full = args.full
@@ -182,12 +191,13 @@ def main() -> None:
     print(
         "# bias, rmse relative to eta; cover = 95 % interval coverage; width = mean width; "
         "zero = share at 0;\n# test = share of variance from the test set; "
-        f"check = share of batches the prior-shift check fails (p < {ALPHA})"
+        f"check = share of batches the prior-shift check fails (p < {ALPHA}); silent = share "
+        "whose interval misses eta while the check passes"
     )
     print(
         f"{'model':8s} {'test pos/neg':13s} {'N':>8s} {'eta':>7s} {'delta':>5s} "
         f"{'method':12s} {'bias':>8s} {'rmse':>8s} {'cover':>6s} {'width':>9s} {'zero':>6s} "
-        f"{'test':>6s} {'check':>6s}"
+        f"{'test':>6s} {'check':>6s} {'silent':>6s}"
     )
     level = []
     for cell, rows in zip(cells, results, strict=True):
