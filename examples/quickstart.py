@@ -104,8 +104,8 @@ def main() -> None:
         )
         e = prod.estimate
         say(
-            f"  {name:20s} estimated η {e.estimate:.4f} [{e.low:.4f}, {e.high:.4f}] "
-            f"(true {TRUE_PRODUCTION_ETA}); prior-shift check p = {e.prior_shift_p:.2f}"
+            f"  {name:20s} estimated η {e.brief} (true {TRUE_PRODUCTION_ETA}); "
+            f"prior-shift check p = {e.prior_shift_p:.2f}"
         )
     test_eta = float(np.mean(y_te))
     print(f"test prevalence {test_eta:.3f}; deployment prevalences {DEPLOYMENT}")

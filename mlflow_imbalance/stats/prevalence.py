@@ -155,7 +155,7 @@ class PrevalenceEstimate:
         variance_shares: the estimate's bootstrap variance split into ``"production"``,
             ``"test_positives"`` and ``"test_negatives"`` (each source resampled alone; shares
             of their sum).
-        text: one plain sentence for a reviewer.
+        text: one plain sentence for a reviewer (it opens with :attr:`brief`).
     """
 
     estimate: float
@@ -178,6 +178,11 @@ class PrevalenceEstimate:
     text: str = ""
 
     @property
+    def brief(self) -> str:
+        """``0.00139 [0, 0.00289]``: the estimate and its interval as the report writes them."""
+        return f"{_fmt(self.estimate)} [{_fmt(self.low)}, {_fmt(self.high)}]"
+
+    @property
     def check_passed(self) -> bool:
         """True unless the prior-shift check failed (NaN p-values pass: no check was run)."""
         return not (self.prior_shift_p < self.check_alpha)
@@ -185,13 +190,13 @@ class PrevalenceEstimate:
 
 # ---------------------------------------------------------------------------- formatting
 def _fmt(x: float) -> str:
-    """A prevalence: ``0`` / ``0.0736`` from 0.001 up / ``3.2e-4`` below."""
-    if x == 0:
-        return "0"
-    if x >= 1e-3:
-        return f"{x:.3g}"
-    m, e = f"{x:.1e}".split("e")
-    return f"{m}e{int(e)}"
+    """A prevalence as the report, the card and the CLI write it.
+
+    ``0``, ``0.0736``, ``3.21e-4``: :func:`mlflow_imbalance._numbers.fmt_eta`.
+    """
+    from mlflow_imbalance._numbers import fmt_eta
+
+    return "0" if x == 0 else fmt_eta(x)
 
 
 def _pct(x: float) -> str:
@@ -717,7 +722,7 @@ _DESCRIBE = {
 
 def _sentence(r: PrevalenceEstimate, bins: _Bins, n_pos: int, n_neg: int) -> str:
     how = _DESCRIBE[r.method].format(k=bins.k - (r.method != "mle"), t=float(bins.edges[0]))
-    s = f"η ≈ {_fmt(r.estimate)} [{_fmt(r.low)}, {_fmt(r.high)}] ({how}; {r.confidence:.0%})"
+    s = f"η ≈ {r.brief} ({how}; {r.confidence:.0%})"
     if r.at_zero:
         s += ", consistent with no positives at this test set's resolution"
     if r.limited_by_test:
