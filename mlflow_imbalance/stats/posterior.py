@@ -239,8 +239,8 @@ def band_from_draws(
     grid, or pointwise), for ``metric="max_f1"`` on draws re-centred for the maximum's
     selection bias (:func:`recentre_max`, needs ``base`` = the ``"<name>:base"`` draws), the
     simultaneous band by :func:`max_band`; widened where needed to contain the estimate.
-    ``extra["supported"]`` is all True: the construction is valid at every eta
-    (docs/statistics.md, "Bands against prevalence").
+    ``extra["supported"]`` is all True: no support rule; the measured coverage, and where it
+    falls short, is in docs/statistics.md ("Coverage at a glance").
 
     Args:
         estimate: the exact metric on the grid ``(G,)``.

@@ -104,12 +104,12 @@ class _Uncertainty:
     re-centred (:func:`uncertainty.recentre`, logit scale) on the exact estimate from the full
     counts. AP, PR-AUC and max-F1 (table intervals, bands against η, flip tests) and minimum
     cost come from ONE set of Bayesian count-bootstrap draws per run -- the construction of
-    :func:`uncertainty.prevalence_band` and of the hook's headline intervals, valid at every η,
-    so no interval is withheld; the ROC band keeps its count-bootstrap sup-t construction
-    (:func:`uncertainty.roc_band`). Measured (``benchmarks/bench_report.py``, B = 1000): 20 runs
-    of 10^6 scores 4.8 s CPU for the whole report, 100 runs of 10^5 9.4 s (docs/architecture.md).
-    ROC-AUC intervals are DeLong's (:func:`uncertainty.roc_auc_interval`): exact from the
-    counts, no bootstrap needed.
+    :func:`uncertainty.prevalence_band` and of the hook's headline intervals, given at every η
+    (stretches in a measured under-covering regime are marked, :mod:`stats.coverage`); the ROC band
+    keeps its count-bootstrap sup-t construction (:func:`uncertainty.roc_band`). Measured
+    (``benchmarks/bench_report.py``, B = 1000): 20 runs of 10^6 scores 4.8 s CPU for the whole
+    report, 100 runs of 10^5 9.4 s (docs/architecture.md). ROC-AUC intervals are DeLong's
+    (:func:`uncertainty.roc_auc_interval`): exact from the counts, no bootstrap needed.
     """
 
     rate_method = "clopper-pearson"
