@@ -15,14 +15,15 @@ Columns: ``fail`` = share of test sets whose returned threshold has true precisi
 ``feas`` = share of sets with a threshold returned; ``rec/or`` = median over ALL sets of the
 true recall divided by the oracle's (an infeasible set counts 0), ``rec/or|f`` the median over
 the feasible ones; ``prec/q`` = median true precision / q at the returned thresholds; ``cov`` =
-share of the feasible sets whose reported two-sided precision AND recall bounds contain the
-truth (the selection-valid limits of ``selected_point_interval``). Constructions: ``new`` = the
-fixed-sequence test (``choose_threshold``), ``old`` = simultaneous Bonferroni boxes
+share of the feasible sets whose reported precision bounds (``precision_low`` = the certificate
+q for ``new``; the selection-valid limits of ``selected_point_interval`` otherwise) AND recall
+bounds contain the truth. Constructions: ``new`` = the calibrated fixed-sequence test
+(``choose_threshold``), ``old`` = simultaneous Bonferroni boxes
 (``decision._choose_simultaneous``, the construction before issue 30).
 
 Run: ``nice -n 10 .venv/bin/python benchmarks/bench_threshold.py [R] [--only-new]
-[--ratio r] [--share s]`` (defaults R = 200; ``--ratio``/``--share`` override
-``SEQUENCE_RATIO``/``SEQUENCE_FPR_SHARE`` for tuning).
+[--ratio r] [--start s] [--cells 0,1,...]`` (defaults R = 200; ``--ratio``/``--start``
+override ``SEQUENCE_RATIO``/``SEQUENCE_START`` for tuning; ``--cells`` picks cells by index).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def true_rates(kind: str, thr: np.ndarray | float) -> tuple[np.ndarray, np.ndarr
     """Population TPR and FPR of 'predict positive when score >= thr'."""
     thr = np.asarray(thr, float)
     if kind == "tied":
-        thr = np.round(thr / STEP) * STEP - STEP / 2  # latent cut of the rounding level
+        # the lowest rounding level >= thr, and its latent cut (score >= L <=> latent >= L - STEP/2)
+        thr = np.ceil(thr / STEP) * STEP - STEP / 2  # STEP = 2^-2: exact
     return stats.norm.sf(thr - MU), stats.norm.sf(thr)
 
 
@@ -93,10 +95,10 @@ def cp_upper(k: int, r: int, conf: float = 0.95) -> float:
     return 1.0 if k >= r else float(stats.beta.ppf(conf, k + 1, r - k))
 
 
-def run(r_sets: int, methods: tuple[str, ...]) -> None:
+def run(r_sets: int, methods: tuple[str, ...], cells: set[int] | None = None) -> None:
     print(
         f"R = {r_sets} test sets per cell; SEQUENCE_RATIO = {decision.SEQUENCE_RATIO}, "
-        f"SEQUENCE_FPR_SHARE = {decision.SEQUENCE_FPR_SHARE}\n"
+        f"SEQUENCE_START = {decision.SEQUENCE_START}\n"
     )
     print(
         "| scores | P / N | eta | q | oracle rec | method | fail | ub | feas | rec/or "
@@ -104,6 +106,8 @@ def run(r_sets: int, methods: tuple[str, ...]) -> None:
     )
     print("|" + "---|" * 13)
     for ci, (kind, p, n, eta) in enumerate(CELLS):
+        if cells is not None and ci not in cells:
+            continue
         t0 = time.time()
         qs = [requirement(kind, eta, r) for r in TARGET_RECALLS]
         orc = [oracle(kind, eta, q) for q in qs]
@@ -153,9 +157,14 @@ if __name__ == "__main__":
     if "--only-new" in args:
         args.remove("--only-new")
         methods = ("new",)
-    for flag, attr in (("--ratio", "SEQUENCE_RATIO"), ("--share", "SEQUENCE_FPR_SHARE")):
+    for flag, attr in (("--ratio", "SEQUENCE_RATIO"), ("--start", "SEQUENCE_START")):
         if flag in args:
             i = args.index(flag)
             setattr(decision, attr, float(args[i + 1]))
             del args[i : i + 2]
-    run(int(args[0]) if args else 200, methods)
+    cells = None
+    if "--cells" in args:
+        i = args.index("--cells")
+        cells = {int(v) for v in args[i + 1].split(",")}
+        del args[i : i + 2]
+    run(int(args[0]) if args else 200, methods, cells)

@@ -18,15 +18,15 @@ Precision at eta is a monotone function of ``(TPR, FPR)`` (Brabec et al. 2020, Â
 guarantee; so does the alert rate ``eta TPR + (1 - eta) FPR``.
 
 A minimum precision alone (issue 30) needs less: one *one-sided* statement at the chosen
-threshold, "true precision >= q", wrong in at most ``alpha`` of test sets. The simultaneous
-boxes above spend ``alpha / (4 m)`` per tail and returned thresholds whose true precision was
-1.4-3x q (0 failures in ~9,400). So ``choose_threshold(min_precision=q)`` alone tests the
-hypotheses "precision < q" along a data-independent sequence of false-positive count levels,
-from high to low score, by the fallback procedure (a fixed-sequence test with a few entry
-points): see :func:`choose_threshold` for the construction and its proof, and
-``benchmarks/bench_threshold.py`` / docs/statistics.md ("Choosing a threshold: measured") for
-its failure rate and recall. The bounds it *reports* at the chosen threshold are still the
-simultaneous ones (:func:`selected_point_interval`), whose semantics are unchanged.
+threshold, "true precision >= q", wrong in at most ``alpha`` of test sets. So
+``choose_threshold(min_precision=q)`` alone tests the hypotheses "precision < q" along a
+data-independent sequence of false-positive count levels, from high to low score, by a fixed
+sequence whose critical counts are calibrated on the exact joint law of the negatives' order
+statistics (:mod:`mlflow_imbalance.stats.order_stats`): see :func:`choose_threshold` for the
+construction and its proof, and ``benchmarks/bench_threshold.py`` / docs/statistics.md
+("Choosing a threshold: measured") for its failure rate and recall. Its ``precision_low`` is
+that certificate (q); its other bounds are :func:`selected_point_interval` at the chosen
+threshold, the two-sided limits valid after any selection that the report shows there.
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ class ThresholdChoice:
         reason: why not (empty when feasible).
         prevalence: eta the requirement is judged at.
         precision: precision at eta (estimate) at the chosen threshold.
-        precision_low: lower confidence bound (simultaneous over the candidates).
+        precision_low: lower confidence bound (simultaneous over the candidates; with
+            ``min_precision`` alone and feasible: q, the certificate of the fixed sequence).
         precision_high: upper confidence bound.
         recall: recall (TPR) estimate.
         recall_low: lower bound.
@@ -82,7 +83,7 @@ class ThresholdChoice:
             ``N`` cases at eta (``N`` from ``max_alerts_per``, else 10,000).
         confidence: joint level of the bounds.
         n_candidates: thresholds considered (simultaneous boxes: the Bonferroni factor is twice
-            this; ``min_precision`` alone: the length of the fallback sequence).
+            this; ``min_precision`` alone: the number of levels of the fixed sequence).
         method: how the bounds were made.
     """
 
@@ -155,44 +156,44 @@ def choose_threshold(
 ) -> ThresholdChoice:
     """The threshold meeting a deployment requirement at ``prevalence``, judged by its bounds.
 
-    **min_precision alone: a fallback sequence** (issue 30). Guarantee: P(true precision at eta
-    of the returned threshold < q) <= ``1 - confidence`` (an infeasible answer never fails);
-    exact, finite-sample, any score distribution (ties included). Construction, with
-    ``alpha = 1 - confidence``, ``o = eta / (1 - eta)``, ``N`` negatives:
+    **min_precision alone: a calibrated fixed sequence** (issue 30). Guarantee: P(true
+    precision at eta of the returned threshold < q) <= ``1 - confidence`` (an infeasible answer
+    never fails), finite-sample, for every score distribution (ties included). Construction,
+    with ``alpha = 1 - confidence``, ``o = eta / (1 - eta)``, ``N`` negatives, ``P`` positives,
+    ``k = q / (o (1 - q))`` (precision < q  <=>  TPR < k FPR):
 
-    * levels ``j``: 0 and ``floor(1.2**i)`` from ``0.03 j_max`` up to ``j_max = N o (1-q)/q``
-      (beyond it no TPR reaches q) -- fixed before the data (:func:`sequence_levels`);
-      threshold ``tau_j``: the lowest with at most ``j`` false positives (a function of the
-      negatives only), visited from high to low score.
-    * FPR: one-sided Clopper-Pearson upper limit ``b_j`` at count ``j`` and level
-      ``0.3 alpha / K`` (Bonferroni over the ``K`` levels; at a threshold reached by several
-      levels the smallest is used, still ``>=`` its count). ``FPR(tau_j) <= U_(j+1)`` (the
-      ``(j+1)``-th smallest latent uniform; equality for continuous scores), so all ``K``
-      limits hold at once with probability ``>= 1 - 0.3 alpha``.
-    * TPR: given the negatives every ``tau_j`` is fixed and the TP count at it is binomial, so
-      "precision(tau_j) < q" implies (on the FPR event) "TPR(tau_j) < t_j" with
-      ``t_j o / (t_j o + b_j) = q`` -- a fixed hypothesis tested by the one-sided
-      Clopper-Pearson lower limit. These are tested by Wiens' (2003) fallback procedure:
-      ``0.7 alpha`` is split equally among entry points at ``0.03, 0.1, 0.3 j_max``; each
-      threshold is tested at its own share plus, if the previous one passed, the previous
-      one's level (a pure fixed-sequence test once the chain is unbroken); it controls the
-      family-wise error at ``0.7 alpha`` under any dependence. The lowest passing threshold
-      (highest recall) is returned.
+    * levels ``j``: 0 and ``floor(1.1**i)`` from the largest at or below ``0.05 j_max`` up to
+      ``j_max = N o (1-q)/q`` (beyond it no TPR reaches q) -- fixed before the data
+      (:func:`sequence_levels`); threshold ``tau_j``: the lowest with at most ``j`` false
+      positives, visited from high to low score (a threshold reached by several levels is
+      tested once, at the smallest).
+    * given the negatives, the TP count ``T_j`` at ``tau_j`` is ``Bin(P, TPR(tau_j))`` and
+      ``FPR(tau_j) <= V_j = U_(j+1)``, the ``(j+1)``-th smallest latent uniform of the
+      negatives; level ``j`` passes when ``T_j >= c_j``. The walk stops at the first level that
+      does not pass and returns the last that did (highest recall).
+    * an error needs the first true null ``j*`` to pass, and ``j*`` -- the first level whose
+      ``V_j`` falls in a set fixed by the score distributions -- is a stopping time of the
+      Markov chain ``(V_j)``; so ``P(error) <= sup_tau E[g_tau(V_tau)]`` with ``g_j(v) =
+      P(Bin(P, min(1, k v)) >= c_j)``. That optimal-stopping value is computed exactly enough
+      to be an upper bound (backward induction on quantile grids, rounded up;
+      :func:`~mlflow_imbalance.stats.order_stats.sequence_critical_counts`), and the ``c_j``
+      (equal marginal null tails ``gamma``) are the least conservative with value ``<=
+      alpha``. Bonferroni over the levels (the previous construction) would spend
+      ``alpha / K`` per level; the chain's value allows ``gamma`` ~ 0.03 at ``alpha`` = 0.05.
 
-    So an error needs an FPR limit to fail or a true hypothesis to be rejected:
-    ``<= 0.3 alpha + 0.7 alpha``. Why not a single fixed sequence from the top: at the first
-    thresholds the counts are tiny and the first failure ends it (an R = 20 pilot: infeasible
-    in 40 % of test sets where the oracle's recall is 0.6). Measured (binormal mu = 2,
-    continuous and rounded scores, 200 / 20,000 and 1,000 / 100,000, eta = 1e-2 and 1e-3,
-    R = 1,000 per cell, ``benchmarks/bench_threshold.py``): 1 failure in 16,000 (set, q) pairs
-    (upper 95 % bound <= 0.005 per cell); median recall 0.82-0.92 of the oracle's where that is
-    0.55-0.6 (boxes: 0.76-0.90; rounded scores at 1,000 positives: the oracle's level itself,
-    1.00) and 0.84 at 1,000 positives where it is 0.35 (boxes: 0.72); at 200 positives where it
-    is 0.35, feasible in 72-74 % of sets and median 0.52-0.54 (boxes: 42-44 %, median 0). The
-    reported
-    bounds (``precision_low`` ...) are :func:`selected_point_interval` at the chosen threshold
-    (two-sided, valid after any selection); ``precision_low`` may lie below q, the certificate
-    is the one-sided test above, stated in ``method``.
+    Fixed-sequence testing is Westfall & Krishen (2001) / Wiens (2003); its use for certifying
+    a threshold on held-out counts is "Learn then Test" (Angelopoulos et al. 2021), here with
+    the thresholds indexed by the negatives' order statistics and the FPR integrated out
+    exactly instead of bounded separately. Measured (``benchmarks/bench_threshold.py``, R =
+    1,000; docs/statistics.md): failure rate 0.000-0.017 in every cell (upper 95 % bounds
+    <= 0.025), median recall 0.77-0.80 of the oracle's where that is 0.35 at 200 / 20,000
+    (the previous fallback sequence: 0.52-0.54) and 0.91-1.00 elsewhere. The proof is for "score
+    above the (j+1)-th highest negative"; the returned threshold, ``thresholds[k]``, makes the
+    same decisions on the test set (it differs only by population mass inside one gap between
+    adjacent test scores). ``precision_low`` is q (the certificate of this test); the other
+    reported bounds (``precision_high``, recall, FPR, alerts) are
+    :func:`selected_point_interval` at the chosen threshold (two-sided, valid after any
+    selection, and what the report shows there); each statement holds at ``confidence``.
 
     **Otherwise** (``min_recall`` or ``max_alerts_per`` given): among the candidates
     (:func:`candidate_thresholds`) whose bounds meet every requirement given --
@@ -206,7 +207,7 @@ def choose_threshold(
     Args:
         counts: unweighted ROC counts of the run (test set).
         prevalence: deployment prevalence eta in (0, 1).
-        min_precision: required precision at eta (alone: certified by the fallback sequence;
+        min_precision: required precision at eta (alone: certified by the fixed sequence;
             with other requirements: by its simultaneous lower bound).
         min_recall: required recall (by its lower bound).
         max_alerts_per: ``(max_alerts, per_cases)``, e.g. ``(50, 10_000)``: at most 50 alerts
@@ -330,24 +331,21 @@ def _choose_simultaneous(
     )
 
 
-#: Ratio of the geometric grid of false-positive count levels along the fixed sequence, and the
-#: share of ``alpha`` spent on the (Bonferroni, one-sided) FPR upper limits; the rest goes to
-#: the one pointwise TPR lower limit. Tuned by ``benchmarks/bench_threshold.py``.
-SEQUENCE_RATIO = 1.2
-SEQUENCE_FPR_SHARE = 0.3
-#: Entry points of the fallback sequence, as fractions of ``j_max`` (see
-#: :func:`sequence_levels`), and the share of the TPR level each one brings.
-SEQUENCE_ENTRIES = (0.03, 0.1, 0.3)
-SEQUENCE_WEIGHTS = (1 / 3, 1 / 3, 1 / 3)
+#: Ratio of the geometric grid of false-positive count levels along the fixed sequence, and
+#: where the sequence starts, as a fraction of ``j_max`` (see :func:`sequence_levels`). Tuned
+#: by ``benchmarks/bench_threshold.py``.
+SEQUENCE_RATIO = 1.1
+SEQUENCE_START = 0.05
 
 
 def sequence_levels(n_neg: int, prevalence: float, min_precision: float) -> np.ndarray:
     """The false-positive count levels ``j`` of the fixed sequence (data-independent).
 
-    ``0`` and ``floor(r**i)`` (``r`` = :data:`SEQUENCE_RATIO`) up to the largest ``j`` at which
-    a precision of ``min_precision`` is still possible at all with TPR = 1:
-    ``j <= n_neg * o * (1 - q) / q`` (the FPR upper limit at level ``j`` exceeds ``j / n_neg``).
-    They depend on the class size, eta and q only, never on the scores.
+    ``floor(r**i)`` (``r`` = :data:`SEQUENCE_RATIO`) from the largest level at or below
+    ``SEQUENCE_START * j_max`` (0 when none is) up to ``j_max``, the largest ``j`` at which a
+    precision of ``min_precision`` is still possible at all with TPR = 1:
+    ``j <= n_neg * o * (1 - q) / q``. They depend on the class size, eta and q only, never on
+    the scores.
     """
     o = prevalence / (1.0 - prevalence)
     q = float(min_precision)
@@ -357,13 +355,13 @@ def sequence_levels(n_neg: int, prevalence: float, min_precision: float) -> np.n
     i_max = math.floor(math.log(j_max) / math.log(SEQUENCE_RATIO) + 1e-9)
     geo = np.floor(SEQUENCE_RATIO ** np.arange(i_max + 1) + 1e-9)
     levels = np.unique(np.r_[0.0, geo[geo <= j_max]])
-    start = levels[levels <= min(SEQUENCE_ENTRIES) * j_max].max()
+    start = levels[levels <= SEQUENCE_START * j_max].max()
     return levels[levels >= start]
 
 
 def _choose_fixed_sequence(counts: RocCounts, eta: float, q: float, conf: float) -> ThresholdChoice:
-    """``min_precision`` alone: the fallback sequence of :func:`choose_threshold`."""
-    from scipy import stats
+    """``min_precision`` alone: the calibrated fixed sequence of :func:`choose_threshold`."""
+    from mlflow_imbalance.stats.order_stats import sequence_critical_counts
 
     alpha = 1.0 - conf
     o = eta / (1.0 - eta)
@@ -371,60 +369,44 @@ def _choose_fixed_sequence(counts: RocCounts, eta: float, q: float, conf: float)
     fp = np.asarray(counts.fp, np.float64)
     tp = np.asarray(counts.tp, np.float64)
     levels = sequence_levels(int(counts.n_neg), eta, q)
-    k_lev = int(levels.size)
-    a_f = SEQUENCE_FPR_SHARE * alpha / k_lev  # one-sided, per level (Bonferroni)
-    a_t = (1.0 - SEQUENCE_FPR_SHARE) * alpha  # one-sided, once (fixed sequence)
-    # each level's threshold: the lowest with FP count <= j; keep the smallest level per point
+    slope = q / (o * (1.0 - q)) if q < 1 else math.inf
+    if math.isfinite(slope):
+        crit, gamma, bound = sequence_critical_counts(
+            int(counts.n_pos), int(counts.n_neg), slope, tuple(int(v) for v in levels), alpha
+        )
+    else:  # q = 1: no finite TP count certifies it
+        crit, gamma, bound = np.full(levels.size, n_pos + 1.0), 0.0, 0.0
+    # each level's threshold: the lowest with FP count <= j (a function of the negatives only)
     pos = np.searchsorted(fp, levels, side="right") - 1
-    keep = pos >= 0
-    idx, first = np.unique(pos[keep], return_index=True)
-    lev = levels[keep][first]
-    f_hi = np.where(lev < n_neg, stats.beta.ppf(1.0 - a_f, lev + 1.0, n_neg - lev), 1.0)
-    x = tp[idx]
-    # the TPR each threshold needs: t o / (t o + f_hi) >= q
-    need = q * f_hi / (o * (1.0 - q)) if q < 1 else np.full(idx.size, np.inf)
-    # weights: each entry point's share goes to the first threshold at or below it
-    j_max = float(levels[-1])
-    w = np.zeros(idx.size)
-    for e, share in zip(SEQUENCE_ENTRIES, SEQUENCE_WEIGHTS, strict=True):
-        entry = max(levels[0], levels[levels <= e * j_max + 1e-9].max(initial=0.0))
-        at = np.flatnonzero(idx == np.searchsorted(fp, entry, side="right") - 1)
-        if at.size:
-            w[at[0]] += share
-    w /= w.sum() if w.sum() > 0 else 1.0
-    passed = np.zeros(idx.size, dtype=bool)
-    p_lo = np.zeros(idx.size)
-    carry = 0.0
-    for i in range(idx.size):  # fallback (Wiens 2003): a rejection passes its level on
-        lvl = w[i] * a_t + carry
-        t_lo = float(stats.beta.ppf(lvl, x[i], n_pos - x[i] + 1.0)) if x[i] > 0 and lvl > 0 else 0.0
-        p_lo[i] = float(_prec(t_lo, f_hi[i], o))
-        passed[i] = lvl > 0 and t_lo >= need[i]
-        carry = lvl if passed[i] else 0.0
-    feasible = bool(passed.any())
-    n_pass = int(np.flatnonzero(passed)[-1]) + 1 if feasible else 0
+    first = np.r_[True, pos[1:] != pos[:-1]]  # a threshold reached by several levels: the
+    pos, crit = pos[first], crit[first]  # smallest (its FPR is still <= U_(j+1) there)
+    passed = (pos >= 0) & (tp[np.maximum(pos, 0)] >= crit)
+    n_pass = int(np.argmin(passed)) if not passed.all() else int(passed.size)
+    feasible = n_pass > 0
     if feasible:
-        k = int(idx[n_pass - 1])  # the last threshold of the unbroken run of passes
+        k = int(pos[n_pass - 1])  # the last level of the unbroken run of passes
         reason = ""
     else:
-        k = int(idx[int(np.argmax(p_lo))]) if idx.size else 0
+        k = int(pos[0]) if pos[0] >= 0 else 0
         reason = (
             f"no threshold meets the requirement at prevalence {eta:.3g} with "
-            f"{conf:.0%} confidence (no threshold of the fallback sequence passes); the "
-            "closest candidate is reported"
+            f"{conf:.0%} confidence (the first threshold of the fixed sequence does not pass); "
+            "the closest candidate is reported"
         )
     lim = candidate_limits(counts, conf)
     tl, th, fl, fh = lim.bracket(float(tp[k]), float(fp[k]))
     t, f = tp[k] / n_pos, fp[k] / n_neg
+    p_low = float(_prec(tl, fh, o))
+    if feasible:
+        p_low = q  # the certificate: the test that chose the threshold
     per = 10_000.0
     method = (
-        f"fallback (fixed-sequence) test of 'precision at eta < {q:.4g}' along {idx.size} "
-        f"thresholds (FP count levels, ratio {SEQUENCE_RATIO}) from high to low score, "
-        f"{len(SEQUENCE_ENTRIES)} entry points: one-sided Clopper-Pearson TPR lower limits at "
-        f"levels summing to {a_t:.4g} and FPR upper limits at {a_f:.3g} (Bonferroni over "
-        f"{k_lev} levels); P(true precision < {q:.4g} at the returned threshold) <= "
-        f"{alpha:.3g}. Bounds reported: the simultaneous two-sided limits valid after any "
-        "selection (selected_point_interval)"
+        f"fixed-sequence test of 'precision at eta < {q:.4g}' along {levels.size} thresholds "
+        f"(FP count levels, ratio {SEQUENCE_RATIO}) from high to low score; critical TP counts "
+        f"calibrated on the exact joint law of the negatives' order statistics (pointwise "
+        f"level {gamma:.3g}): P(true precision < {q:.4g} at the returned threshold) <= "
+        f"{bound:.3g} <= {alpha:.3g}; precision_low is that certificate (q), the other bounds the "
+        "simultaneous limits valid after any selection (selected_point_interval)"
     )
     return ThresholdChoice(
         threshold=float(counts.thresholds[k]) if feasible else math.nan,
@@ -432,7 +414,7 @@ def _choose_fixed_sequence(counts: RocCounts, eta: float, q: float, conf: float)
         reason=reason,
         prevalence=eta,
         precision=float(_prec(t, f, o)),
-        precision_low=float(_prec(tl, fh, o)),
+        precision_low=p_low,
         precision_high=float(_prec(th, fl, o)),
         recall=float(t),
         recall_low=tl,
@@ -446,7 +428,7 @@ def _choose_fixed_sequence(counts: RocCounts, eta: float, q: float, conf: float)
             "high": float(_alerts(th, fh, eta, per)),
         },
         confidence=conf,
-        n_candidates=int(idx.size),
+        n_candidates=int(levels.size),
         method=method,
     )
 
@@ -541,9 +523,9 @@ def candidate_limits(counts: RocCounts, confidence: float = 0.95) -> CandidateLi
     _require_unweighted(counts, "the simultaneous TPR/FPR limits")
     cand = candidate_thresholds(counts)
     m = int(cand.size)
-    level = 1.0 - (1.0 - conf) / (2 * max(m, 1))
     tp = np.asarray(counts.tp, np.float64)[cand]
     fp = np.asarray(counts.fp, np.float64)[cand]
+    level = 1.0 - (1.0 - conf) / (2 * max(m, 1))
     t_lo, t_hi = _rate_limits(tp, np.full(m, float(counts.n_pos)), level, "clopper-pearson")
     f_lo, f_hi = _rate_limits(fp, np.full(m, float(counts.n_neg)), level, "clopper-pearson")
     as_arr = np.asarray
