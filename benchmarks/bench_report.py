@@ -15,6 +15,14 @@ its scores. The Vega bundle is built once per machine and cached on disk; its fi
 (~2.4 s CPU) is printed separately and not counted in the cases, and so is the one-off import
 of the report's modules (scipy.stats, jinja2, ...: ~1 s CPU once per process).
 
+Second baseline (issue 32): scikit-learn's ``roc_auc_score`` over the same 20 score sets
+(the labels and float32 scores ``make_counts`` builds, 10^6 each), CPU time in this process,
+timed once before each of the 3 report builds. Printed: ``report / sklearn`` = the median CPU
+of ``build_report`` (B = 1000, prevalences 1e-4 and 1e-3, costs 1 and 100, from the counts;
+building the counts is not counted) over the median CPU of the 20 ``roc_auc_score`` calls.
+Target: <= 1.0x. (``roc_auc_score`` gives one number per run; the report gives every metric
+at both prevalences with intervals, bands, flips and the page.)
+
 Run:  python benchmarks/bench_report.py [--quick]   (nice -n 10 on a shared machine)
 
 ``--server [--runs N]`` (issue 32) measures instead a report over N runs (default 60) loaded
@@ -45,26 +53,42 @@ import mlflow_imbalance as mi
 from mlflow_imbalance.report.render import vega_bundle
 
 
-def make_counts(n_runs: int, n: int, seed: int = 0) -> tuple[dict, float]:
+def make_counts(
+    n_runs: int, n: int, seed: int = 0, scores: list | None = None
+) -> tuple[dict, float]:
+    """``({run: RocCounts}, CPU s per run's counts)``; ``scores`` (a list) gets ``(y, s)``."""
     rng = np.random.default_rng(seed)
     y = rng.random(n) < 0.01
     counts = {}
     c0 = time.process_time()
     for i in range(n_runs):
         sep = 1.0 + 1.5 * i / max(n_runs - 1, 1)
-        s = rng.normal(size=n) * (1.0 + 0.03 * (i % 5)) + sep * y
-        counts[f"model-{i:03d}"] = mi.RocCounts.from_scores(y, s.astype(np.float32))
+        s = (rng.normal(size=n) * (1.0 + 0.03 * (i % 5)) + sep * y).astype(np.float32)
+        counts[f"model-{i:03d}"] = mi.RocCounts.from_scores(y, s)
+        if scores is not None:
+            scores.append((y, s))
     return counts, (time.process_time() - c0) / n_runs
 
 
-def run_case(n_runs: int, n: int, n_boot: int, output: str) -> dict:
-    counts, t_counts = make_counts(n_runs, n)
+def sklearn_cpu(scores: list) -> float:
+    """CPU seconds of ``sklearn.metrics.roc_auc_score`` over every ``(y, s)`` of ``scores``."""
+    from sklearn.metrics import roc_auc_score
+
+    c0 = time.process_time()
+    for y, s in scores:
+        roc_auc_score(y, s)
+    return time.process_time() - c0
+
+
+def run_case(n_runs: int, n: int, n_boot: int, output: str, scores: list | None = None) -> dict:
+    """One report over ``n_runs`` runs of ``n`` scores; with ``scores``, sklearn's CPU first."""
+    counts, t_counts = make_counts(n_runs, n, scores=scores)
+    sk = sklearn_cpu(scores) if scores is not None else float("nan")
     t0, c0 = time.perf_counter(), time.process_time()
     rep = mi.build_report(
         counts,
         prevalences=[1e-4, 1e-3],
-        cost_fp=1,
-        cost_fn=100,
+        costs={"fp": 1, "fn": 100},
         n_bootstrap=n_boot,
         seed=0,
         output=output,
@@ -81,7 +105,9 @@ def run_case(n_runs: int, n: int, n_boot: int, output: str) -> dict:
         f"  baseline: counts of one run {t_counts:.3f} s CPU -> report = {cpu / t_counts:.0f}x; "
         f"verdict: {rep.verdict[0].run} at η = 1e-4"
     )
-    return {"runs": n_runs, "n": n, "cpu": cpu, "wall": wall, "mb": size / 1e6}
+    if scores is not None:
+        print(f"  sklearn roc_auc_score on the same {n_runs} score sets: {sk:.2f} s CPU")
+    return {"runs": n_runs, "n": n, "cpu": cpu, "wall": wall, "mb": size / 1e6, "sklearn": sk}
 
 
 @contextlib.contextmanager
@@ -207,13 +233,25 @@ def main() -> None:
     results = []
     if not args.quick:
         # the target case, 3 times (this VM's CPU time varies by ~10 % between runs): median
-        rs = [run_case(20, 1_000_000, args.bootstrap, "bench_report_20x1e6.html") for _ in "abc"]
+        # and sklearn's roc_auc_score on the same score sets before each (issue 32)
+        rs = [
+            run_case(20, 1_000_000, args.bootstrap, "bench_report_20x1e6.html", scores=[])
+            for _ in "abc"
+        ]
         cpu = statistics.median(r["cpu"] for r in rs)
+        sk = statistics.median(r["sklearn"] for r in rs)
         ok = cpu <= 5 and rs[0]["mb"] <= 3
         each = ", ".join(f"{r['cpu']:.2f}" for r in rs)
         print(
             f"  20 x 10^6: CPU {each} s, median {cpu:.2f} s; "
             f"target <= 5 s CPU and <= 3 MB: {'OK' if ok else 'MISSED'}"
+        )
+        each = ", ".join(f"{r['sklearn']:.2f}" for r in rs)
+        print(
+            f"  sklearn roc_auc_score x 20: CPU {each} s, median {sk:.2f} s; "
+            f"report / sklearn = {cpu / sk:.2f}x (per pair "
+            + ", ".join(f"{r['cpu'] / r['sklearn']:.2f}" for r in rs)
+            + f"; target <= 1.0x: {'OK' if cpu <= sk else 'MISSED'})"
         )
     for n_runs in (25, 50, 100, 200):
         r = run_case(n_runs, 100_000, args.bootstrap, f"bench_report_{n_runs}x1e5.html")

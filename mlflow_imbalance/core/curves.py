@@ -401,7 +401,12 @@ def slope_range(prevalence: Any, cost_fp: Any = 1.0, cost_fn: Any = 1.0) -> tupl
 
 
 def optimal_operating_point(
-    c: RocCounts, prevalence: Any = None, cost_fp: float = 1.0, cost_fn: float = 1.0
+    c: RocCounts,
+    prevalence: Any = None,
+    cost_fp: float = 1.0,
+    cost_fn: float = 1.0,
+    *,
+    hull: Hull | None = None,
 ) -> OperatingPoint:
     """Minimum-expected-cost operating point on the ROC convex hull.
 
@@ -411,6 +416,14 @@ def optimal_operating_point(
     "always positive") are vertices too, and win when the slope is steeper or flatter than the
     whole hull. On ties the vertex of lower FPR is returned.
 
+    Args:
+        c: ROC counts.
+        prevalence: η, a scalar or ``(M,)`` prevalences; None = the test set's own.
+        cost_fp: cost of one false positive.
+        cost_fn: cost of one false negative.
+        hull: ``convex_hull(c)``, when the caller already has it (a caller asking at many
+            prevalences one at a time computes it once); not checked against ``c``.
+
     Returns:
         :class:`OperatingPoint` with ``cost`` = the expected cost per example; fields are
         floats for scalar η and ``(M,)`` arrays for ``M`` prevalences.
@@ -418,7 +431,7 @@ def optimal_operating_point(
     c = _check_counts(c)
     cfp, cfn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
     eta = _prevalences(c, prevalence)
-    h = convex_hull(c)
+    h = convex_hull(c) if hull is None else hull
     r = _rows(eta)
     cost = h.fpr * (1.0 - r) * cfp + (1.0 - h.tpr) * r * cfn
     j = np.argmin(cost, axis=1)

@@ -184,11 +184,13 @@ def _build(
             + "; pass prevalences= (--prevalence) to choose"
         )
     from mlflow_imbalance.core.validation import validated
+    from mlflow_imbalance.report.analysis._common import hull_cache
     from mlflow_imbalance.report.analysis.context import build_context, one_blas_thread
 
     # one BLAS thread: the analysis is many small products and dots, for which OpenBLAS's
-    # threads only add CPU time (and wait for each other on a busy machine)
-    with validated(), one_blas_thread():  # every option was checked once, by _options above
+    # threads only add CPU time (and wait for each other on a busy machine); each run's ROC
+    # hull computed once for every stage
+    with validated(), one_blas_thread(), hull_cache():  # options checked once, by _options
         context = build_context(
             runs,
             all_skipped,

@@ -146,10 +146,20 @@ def template_dir() -> Path:
 
 
 def _environment() -> Any:
+    """The jinja2 environment of the templates in :func:`template_dir` (one per directory).
+
+    Kept for the process, so each template is parsed and compiled once, not at every build
+    (jinja2 still reloads a template whose file changed).
+    """
+    return _environment_for(str(template_dir()))
+
+
+@functools.lru_cache(maxsize=4)
+def _environment_for(directory: str) -> Any:
     import jinja2
 
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(template_dir())),
+        loader=jinja2.FileSystemLoader(directory),
         autoescape=jinja2.select_autoescape(
             enabled_extensions=("html", "j2", "htm", "xml"), default_for_string=True, default=True
         ),

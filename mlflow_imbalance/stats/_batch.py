@@ -118,10 +118,13 @@ def _ap_exact(w: np.ndarray, r: np.ndarray, eta: np.ndarray) -> np.ndarray:
 def _log1p_ratio(u: np.ndarray) -> np.ndarray:
     """``log(1 + u) / u`` with its limits: 1 at u -> 0 and 0 at u = inf."""
     with np.errstate(divide="ignore", invalid="ignore"):
+        val = np.log1p(u)
+        val /= u
         small = np.abs(u) < 1e-8
-        val = np.log1p(u) / u
-        val = np.where(small, 1.0 - u / 2, val)
-        return np.where(np.isinf(u), 0.0, val)
+        if small.any():
+            val[small] = 1.0 - u[small] / 2
+        val[np.isinf(u)] = 0.0
+        return val
 
 
 def _pr_auc_batch(
@@ -166,14 +169,24 @@ def _pr_auc_exact_segments(
 ) -> np.ndarray:
     """Exact PR-AUC contribution of ROC segments ``(b, k)`` at each eta, shape ``(b, M)``."""
     o = _odds(eta)[None, :, None]
-    a0 = o * t0[:, None, :] + f0[:, None, :]
-    da = o * dt[:, None, :] + df[:, None, :]
+    # each product o*T0, o*dT formed once, in place where a temporary is free: the same
+    # operations, value for value, as the plain expressions
+    ot0 = o * t0[:, None, :]
+    odt = o * dt[:, None, :]
+    a0 = ot0 + f0[:, None, :]
+    da = odt + df[:, None, :]
+    pos0 = a0 > 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.where(da > 0, o * dt[:, None, :] / da, 0.0)
-        p0 = np.where(a0 > 0, o * t0[:, None, :] / a0, 0.0)
-        u = np.where(a0 > 0, da / a0, np.inf)
-    seg = q + (p0 - q) * _log1p_ratio(u)
-    return np.einsum("bmk,bk->bm", seg, dt)
+        q = np.divide(odt, da, out=odt)
+        q[~(da > 0)] = 0.0
+        p0 = np.divide(ot0, a0, out=ot0)
+        p0[~pos0] = 0.0
+        u = np.divide(da, a0, out=da)
+        u[~pos0] = np.inf
+    p0 -= q
+    p0 *= _log1p_ratio(u)
+    p0 += q
+    return np.einsum("bmk,bk->bm", p0, dt)
 
 
 def _deposit(
@@ -264,10 +277,14 @@ def _pr_auc_deposit(
     ws.append(dt[r, c])
     rs.append(r)
     for n in np.unique(panels[quad]).astype(np.int64):
-        sel = general & (quad & (panels == n))[None, :]
+        in_n = quad & (panels == n)
+        sel = general & in_n[None, :]
         if n == 1 and sel.all():  # the usual bulk: every entry, no gathering
             r = np.repeat(np.arange(b), cols.size)
             t0s, f0s, dts, dfs = (a.ravel() for a in (t0, f0, dt, df))
+        elif sel[:, in_n].all():  # whole columns: the entries of np.nonzero(sel), in its order
+            r = np.repeat(np.arange(b), int(np.count_nonzero(in_n)))
+            t0s, f0s, dts, dfs = (a[:, in_n].ravel() for a in (t0, f0, dt, df))
         else:
             r, c = np.nonzero(sel)
             t0s, f0s, dts, dfs = t0[r, c], f0[r, c], dt[r, c], df[r, c]
@@ -275,7 +292,12 @@ def _pr_auc_deposit(
         for j in range(n):
             for node in _GL2_NODES:
                 frac = (j + node) / n
-                xs.append(np.log((f0s + frac * dfs) / (t0s + frac * dts)))
+                x = np.multiply(dfs, frac)  # log((F0 + frac dF) / (T0 + frac dT)), in place
+                x += f0s
+                den = np.multiply(dts, frac)
+                den += t0s
+                x /= den
+                xs.append(np.log(x, out=x))
                 ws.append(half)
                 rs.append(r)
     x, w, rows = np.concatenate(xs), np.concatenate(ws), np.concatenate(rs)
@@ -325,7 +347,13 @@ def _max_f1_cube(t: np.ndarray, f: np.ndarray, eta: np.ndarray) -> np.ndarray:
     """``max_k 2 o T_k / (o + o T_k + F_k)`` from TPR and FPR at the positive columns."""
     t3, f3 = t[:, None, :], f[:, None, :]
     o = _odds(eta)[None, :, None]
-    return np.max(2 * o * t3 / (o + o * t3 + f3), axis=2)
+    # 2 o T / (o + o T + F) with o T formed once (2 (o T) is (2 o) T exactly: a power of 2)
+    ot = o * t3
+    den = ot + o
+    den += f3
+    ot *= 2.0
+    ot /= den
+    return np.max(ot, axis=2)
 
 
 def _f1_batch(

@@ -260,7 +260,9 @@ def metric_statistic(
     # the positive columns, and the lowest threshold: it holds no positive in the counts (zero
     # weight, no effect on the estimate or on count-bootstrap replicates) but can in Bayesian
     # draws, whose pseudo-positive sits there (:func:`bayesian_counts`)
-    cols = np.union1d(_positive_columns(counts), [counts.n_thresholds - 1])
+    cols = _positive_columns(counts)  # sorted and distinct: append the last if missing
+    if cols.size == 0 or cols[-1] != counts.n_thresholds - 1:  # (np.union1d, without a sort)
+        cols = np.append(cols, counts.n_thresholds - 1)
     col = _threshold_column(counts, threshold) if metric == "f1" else None
     auto = grid_step == "auto"
     step: float | None

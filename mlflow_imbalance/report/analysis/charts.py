@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from mlflow_imbalance.core import curves as _curves
-from mlflow_imbalance.report.analysis._common import draw_counts
+from mlflow_imbalance.report.analysis._common import draw_counts, hull
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +62,7 @@ def _r(arr: Any, digits: int = 6) -> list[Any]:
 
 
 def _hull(c: Any) -> dict[str, Any]:
-    h = _curves.convex_hull(c)
+    h = hull(c)
     tp = h.tpr * c.n_pos
     fp = h.fpr * c.n_neg
     if not c.weighted:

@@ -469,12 +469,12 @@ def _flip_stage(
     counts, by_name = fr.counts, {r.name: r for r in fr.runs}
     rows, note, flips_found = [], None, []
     if key != "roc_auc" and len(compared) > 1:
-        from mlflow_imbalance.report.analysis.verdict import criterion_values
+        from mlflow_imbalance.report.analysis.verdict import criterion_value
 
-        wmap = winner_map(
+        wmap = winner_map(  # the root finding evaluates the criterion alone (hull cached)
             compared, fr.grid,
             {n: criterion_sweep(counts[n], point[n], fr.grid, key, fr.opts) for n in compared},
-            lambda n, e: criterion_values({n: counts[n]}, e, fr.opts)[n][key],
+            lambda n, e: criterion_value(counts[n], e, key, fr.opts),
             lower_is_better=key == "cost",
         )  # fmt: skip
         intervals = {n: point[n]["boot"] for n in fr.names}

@@ -16,6 +16,7 @@ from mlflow_imbalance.report.analysis._common import (
     ADEQUACY_TOLERANCE,
     FLIP_METRICS,
     _fmt_e,
+    cost_point,
     too_small_to_test,
 )
 from mlflow_imbalance.report.analysis.methods_section import (
@@ -439,9 +440,7 @@ class _Uncertainty:
         :func:`~mlflow_imbalance.stats.posterior.min_cost_interval` allows for; records the
         exact values and the variance of the estimate for the tests, as :meth:`_table_intervals`.
         """
-        exact = np.atleast_1d(
-            _curves.optimal_operating_point(c, etas, self.opts.cost_fp, self.opts.cost_fn).cost
-        )
+        exact = np.atleast_1d(cost_point(c, etas, self.opts).cost)
         lo_v, hi_v = min_cost_interval(
             draws["cost"], draws["cost:base"], est_thin, exact, self.opts.confidence,
             chosen=draws["cost:chosen"],

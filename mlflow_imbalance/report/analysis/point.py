@@ -13,7 +13,7 @@ import numpy as np
 from mlflow_imbalance.core import curves as _curves
 from mlflow_imbalance.core import metrics as _metrics
 from mlflow_imbalance.core.counts import RocCounts
-from mlflow_imbalance.report.analysis._common import FLIP_METRICS, _f1_box
+from mlflow_imbalance.report.analysis._common import FLIP_METRICS, _f1_box, cost_point
 from mlflow_imbalance.stats.bootstrap import metric_statistic
 
 __all__ = ["criterion_sweep", "run_point"]
@@ -26,7 +26,7 @@ def run_point(c: RocCounts, etas: np.ndarray, grid: np.ndarray, opts: Any) -> di
     are given (Maxion & Roberts §5.2), else the max-F1 threshold at that η.
     """
     mf1, thr = _metrics.max_f1_point(c, etas)
-    opt = _curves.optimal_operating_point(c, etas, opts.cost_fp, opts.cost_fn)
+    opt = cost_point(c, etas, opts)
     # the AP / PR-AUC / max-F1 curves over the η grid, ONCE: the metric-vs-η charts, the
     # centres of the bands and the curves scanned for ranking flips
     sweep, sweep_err = {}, 0.0
@@ -80,8 +80,6 @@ def criterion_sweep(c: RocCounts, p: dict[str, Any], grid: np.ndarray, key: str,
     """The decision criterion of one run over ``grid`` (exact; cost computed once, cached)."""
     if key == "cost":
         if "cost_sweep" not in p:
-            p["cost_sweep"] = np.atleast_1d(
-                _curves.optimal_operating_point(c, grid, opts.cost_fp, opts.cost_fn).cost
-            )
+            p["cost_sweep"] = np.atleast_1d(cost_point(c, grid, opts).cost)
         return p["cost_sweep"]
     return p["sweep"][key]

@@ -33,11 +33,12 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import stats as _sps
 
-from mlflow_imbalance.core import curves as _curves
 from mlflow_imbalance.core import metrics as _metrics
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.report.analysis._common import (
+    _METRIC_FN,
     APART_KEYS,
+    cost_point,
     intervals_apart,
     too_small_to_test,
 )
@@ -56,20 +57,25 @@ POWER = 0.8
 _LABELS = {"cost": "expected cost", **PRIMARY_METRICS}
 
 
+def criterion_value(c: RocCounts, eta: float, key: str, opts: Any) -> float:
+    """One run's exact value of the candidate criterion ``key`` at ``eta``.
+
+    The value :func:`criterion_values` gives; for callers that need one criterion only (the
+    winner map's root finding evaluates it at many η).
+    """
+    if key == "cost":
+        return float(cost_point(c, eta, opts).cost)
+    if key == "roc_auc":
+        return float(_metrics.roc_auc(c))
+    return float(_METRIC_FN[key](c, eta))
+
+
 def criterion_values(
     counts: Mapping[str, RocCounts], eta: float, opts: Any
 ) -> dict[str, dict[str, float]]:
     """Every run's value of every candidate criterion at ``eta`` (exact, from the counts)."""
-    out: dict[str, dict[str, float]] = {}
-    for n, c in counts.items():
-        out[n] = {
-            "cost": float(_curves.optimal_operating_point(c, eta, opts.cost_fp, opts.cost_fn).cost),
-            "ap": float(_metrics.average_precision(c, eta)),
-            "pr_auc": float(_metrics.pr_auc(c, eta)),
-            "max_f1": float(_metrics.max_f1(c, eta)),
-            "roc_auc": float(_metrics.roc_auc(c)),
-        }
-    return out
+    keys = ("cost", "ap", "pr_auc", "max_f1", "roc_auc")
+    return {n: {k: criterion_value(c, eta, k, opts) for k in keys} for n, c in counts.items()}
 
 
 def _order(values: Mapping[str, float], key: str) -> list[str]:
@@ -95,10 +101,7 @@ def criterion_orders(
     out = {}
     for eta in etas:
         if key == "cost":
-            vals = {
-                n: float(_curves.optimal_operating_point(c, eta, opts.cost_fp, opts.cost_fn).cost)
-                for n, c in counts.items()
-            }
+            vals = {n: float(cost_point(c, eta, opts).cost) for n, c in counts.items()}
         elif key == "roc_auc":
             vals = {n: float(_metrics.roc_auc(c)) for n, c in counts.items()}
         else:
@@ -336,7 +339,7 @@ class _Point(NamedTuple):
 def _deployed_point(unc: Any, best: str, c: RocCounts, eta: float, key: str, opts: Any) -> _Point:
     """The threshold to deploy (lowest cost, else max-F1), its precision, recall and bounds."""
     if key == "cost":
-        op = _curves.optimal_operating_point(c, eta, opts.cost_fp, opts.cost_fn)
+        op = cost_point(c, eta, opts)
         thr, tpr, fpr = float(op.threshold), float(op.tpr), float(op.fpr)
     else:
         _, thr = _metrics.max_f1_point(c, eta)
