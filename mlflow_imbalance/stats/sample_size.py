@@ -280,7 +280,7 @@ def check_sample_size(
         raise ValueError(f"max_fpr must lie strictly between 0 and 1, got {_plain(max_fpr)!r}")
     t = _tpr_at_fpr(counts, max_fpr)
     if t <= 0:
-        t = 1.0 / counts.n_pos
+        t = min(1.0, 1.0 / counts.n_pos)  # one positive's share (weighted: at most all)
     need = required_sample_size(t, max_fpr, max_width, confidence)
     level = math.sqrt(_check_confidence(confidence))
     ct = float(_cp_cv(counts.n_pos, t, level))
