@@ -258,6 +258,26 @@ def test_check_flags_covariate_shift_and_passes_prior_shift() -> None:
     assert bad.misfit.text in bad.text
 
 
+def test_check_sees_a_small_shift_of_the_negatives_bulk() -> None:
+    """A shift of both classes' production scores by 0.05 SD at eta = 0.01 moves the estimate
+    by about +60 % (benchmark), yet leaves the fit's coarse bins (>= 14 test positives each, so
+    wide where negatives dominate) nearly as expected: the Pearson statistic alone flagged 63 %
+    of such batches at N = 10^5 (bench_prevalence, R = 200). The cumulative statistic on finer
+    bins sees the bulk move: at least 8 of 10 batches must fail here (96 % measured; P(<= 7 of
+    10) < 0.002 at that power), and at most 2 of 10 prior-shift batches (1.5 % measured)."""
+    rng = np.random.default_rng(33)
+    n = 100_000
+    flagged = {0.0: 0, 0.05: 0}
+    for _ in range(10):
+        counts = RocCounts.from_scores(*_binormal(rng, 200, 20_000))
+        k = rng.binomial(n, 0.01)
+        latent = np.r_[rng.normal(2, 1, k), rng.normal(0, 1, n - k)]
+        for delta in flagged:
+            e = estimate_prevalence(counts, latent + delta, n_boot=1, n_check=300, seed=rng)
+            flagged[delta] += not e.check_passed
+    assert flagged[0.05] >= 8 and flagged[0.0] <= 2, flagged
+
+
 # ----------------------------------------------------------------------------- bad input
 @pytest.fixture(scope="module")
 def prob_counts() -> RocCounts:

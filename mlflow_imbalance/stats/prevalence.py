@@ -78,7 +78,14 @@ from mlflow_imbalance.stats._checks import (
     _plain,
     _require_unweighted,
 )
-from mlflow_imbalance.stats.bootstrap import _resample_bins, _rng
+from mlflow_imbalance.stats._prevalence_check import (
+    _Bins,
+    _fit_stat,
+    _make_bins,
+    _resample,
+    check_p_value,
+)
+from mlflow_imbalance.stats.bootstrap import _rng
 
 logger = logging.getLogger(__name__)
 
@@ -207,43 +214,6 @@ def _fmt_p(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
 
 
-# ---------------------------------------------------------------------------- bins
-@dataclass(frozen=True)
-class _Bins:
-    """A partition of the score axis by test thresholds.
-
-    ``cuts`` are indices into ``counts.thresholds`` (increasing, i.e. descending scores):
-    bin 0 holds scores ``>= thr[cuts[0]]``, bin i scores in ``[thr[cuts[i]], thr[cuts[i-1]])``
-    and the last bin everything below ``thr[cuts[-1]]``.
-    """
-
-    cuts: np.ndarray
-    edges: np.ndarray  # thr[cuts]
-    pos: np.ndarray  # test positives per bin, len(cuts) + 1
-    neg: np.ndarray
-    prod: np.ndarray  # production cases per bin
-
-    @property
-    def k(self) -> int:
-        return int(self.pos.size)
-
-
-def _per_bin(cum: np.ndarray, total: int) -> np.ndarray:
-    return np.diff(np.concatenate([[0], cum, [total]])).astype(np.int64)
-
-
-def _make_bins(counts: RocCounts, prod: ScoreCounts, cuts: np.ndarray) -> _Bins:
-    cuts = np.asarray(cuts, dtype=np.int64)
-    edges = counts.thresholds[cuts]
-    return _Bins(
-        cuts=cuts,
-        edges=edges,
-        pos=_per_bin(counts.tp[cuts], int(counts.n_pos)),
-        neg=_per_bin(counts.fp[cuts], int(counts.n_neg)),
-        prod=_per_bin(np.asarray(prod.count_at_or_above(edges)), prod.n),
-    )
-
-
 def _mle_cuts(counts: RocCounts, min_bin_count: int | None) -> np.ndarray:
     """Greedy bins from the top: each closes once it holds ``c`` positives and ``c`` negatives.
 
@@ -296,7 +266,7 @@ def _sweep_cuts(counts: RocCounts) -> np.ndarray:
     return cuts if cuts.size else np.flatnonzero(gap > 0)
 
 
-# ---------------------------------------------------------------------------- estimators
+# ---------------------------------------------------------------------------- bins and estimators
 def _mle(a: np.ndarray, b: np.ndarray, m: np.ndarray) -> np.ndarray:
     """Maximum of ``sum_k m_k log(eta a_k + (1 - eta) b_k)`` over ``eta`` in [0, 1], per row.
 
@@ -374,34 +344,6 @@ def _estimate(
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows -> NaN
         est = np.nanmedian(acc, axis=1)
     return np.clip(est, 0.0, 1.0)
-
-
-# ---------------------------------------------------------------------------- the check
-def _fit_stat(
-    pos: np.ndarray,
-    neg: np.ndarray,
-    prod: np.ndarray,
-    eta: np.ndarray,
-    n_pos: int,
-    n_neg: int,
-    n: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pearson statistic of production bin counts against the fitted mixture, per row.
-
-    Each bin's variance is the production multinomial's plus the test set's:
-    ``n p (1 - p) + n^2 (eta^2 a (1 - a) / n_pos + (1 - eta)^2 b (1 - b) / n_neg)``.
-    Returns ``(statistic, standardised residuals, expected counts)``.
-    """
-    a, b = pos / n_pos, neg / n_neg
-    e = eta[:, None]
-    p = e * a + (1 - e) * b
-    var = n * p * (1 - p) + n * n * (
-        e**2 * a * (1 - a) / n_pos + (1 - e) ** 2 * b * (1 - b) / n_neg
-    )
-    expected = n * p
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(var > 0, (prod - expected) / np.sqrt(var), 0.0)
-    return np.sum(z * z, axis=1), z, expected
 
 
 def _misfit(bins: _Bins, z: np.ndarray, expected: np.ndarray, n: int) -> Misfit:
@@ -596,7 +538,8 @@ def estimate_prevalence(
     if v_neg > 0 and target > 0:
         more_neg = max(0, math.ceil(n_neg * v_neg / target - n_neg))
 
-    # ---- the prior-shift check (always on the maximum-likelihood bins)
+    # ---- the prior-shift check: the bins' Pearson statistic and a cumulative one on finer
+    # bins, combined by their smaller p-value, all calibrated by one parametric bootstrap
     p_value, misfit = float("nan"), None
     eta_fit = estimates["mle"]
     if n_check:
@@ -605,15 +548,9 @@ def estimate_prevalence(
             mle_bins.pos[None], mle_bins.neg[None], mle_bins.prod[None], eta0, n_pos, n_neg, n
         )
         misfit = _misfit(mle_bins, z0[0], e0[0], n)
-        a0, b0 = mle_bins.pos / n_pos, mle_bins.neg / n_neg
-        mix = eta_fit * a0 + (1 - eta_fit) * b0
-        c = int(n_check)
-        pp = _resample(rng, mle_bins.pos, n_pos, c)
-        qq = _resample(rng, mle_bins.neg, n_neg, c)
-        mm = _resample_p(rng, mix, n, c)
-        eta_star = _mle(pp / n_pos, qq / n_neg, mm.astype(np.float64))
-        stat_star, _, _ = _fit_stat(pp, qq, mm, eta_star, n_pos, n_neg, n)
-        p_value = float((1 + np.sum(stat_star >= stat0[0])) / (c + 1))
+        p_value = check_p_value(
+            counts, prod, mle_bins, eta_fit, float(stat0[0]), int(n_check), rng, _mle
+        )
 
     at_zero = est == 0.0
     result = PrevalenceEstimate(
@@ -698,19 +635,6 @@ def _logit(x: float) -> float:
 
 def _expit(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
-
-
-def _resample(rng: np.random.Generator, d: np.ndarray, n: int, b: int) -> np.ndarray:
-    """``b`` multinomial resamples of bin counts ``d`` (total ``n``), ``(b, K)`` int64."""
-    return _resample_bins(rng, d, np.flatnonzero(d), n, b, d.size)
-
-
-def _resample_p(rng: np.random.Generator, p: np.ndarray, n: int, b: int) -> np.ndarray:
-    """``b`` draws of ``Multinomial(n, p)``, ``(b, K)`` int64."""
-    out = np.zeros((b, p.size), dtype=np.int64)
-    nz = np.flatnonzero(p > 0)
-    out[:, nz] = rng.multinomial(n, p[nz] / p[nz].sum(), size=b)
-    return out
 
 
 _DESCRIBE = {
