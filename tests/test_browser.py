@@ -165,13 +165,7 @@ class Chromium:
             self.dt = DevTools(page["webSocketDebuggerUrl"])
             for domain in ("Page", "Runtime", "Log", "Network"):
                 self.dt.send(f"{domain}.enable")
-            self.dt.send(
-                "Emulation.setDeviceMetricsOverride",
-                width=self.width,
-                height=self.height,
-                deviceScaleFactor=1,
-                mobile=False,
-            )
+            self.resize(self.width, self.height)
         except BaseException:
             self.__exit__()
             raise

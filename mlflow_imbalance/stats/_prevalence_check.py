@@ -72,6 +72,33 @@ def _resample_p(rng: np.random.Generator, p: np.ndarray, n: int, b: int) -> np.n
 
 
 # ---------------------------------------------------------------------------- the check
+def _residuals(
+    a: np.ndarray,
+    b: np.ndarray,
+    m: np.ndarray,
+    eta: np.ndarray,
+    n_pos: int,
+    n_neg: int,
+    n: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Standardised residuals of production counts ``m`` against the mixture, per row.
+
+    ``a``, ``b``: the test positives' and negatives' shares (of a bin, or at or above a cut).
+    The variance is the production multinomial's plus the test set's:
+    ``n p (1 - p) + n^2 (eta^2 a (1 - a) / n_pos + (1 - eta)^2 b (1 - b) / n_neg)``.
+    Returns ``(residuals, expected counts)``.
+    """
+    e = eta[:, None]
+    p = e * a + (1 - e) * b
+    var = n * p * (1 - p) + n * n * (
+        e**2 * a * (1 - a) / n_pos + (1 - e) ** 2 * b * (1 - b) / n_neg
+    )
+    expected = n * p
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(var > 0, (m - expected) / np.sqrt(var), 0.0)
+    return z, expected
+
+
 def _fit_stat(
     pos: np.ndarray,
     neg: np.ndarray,
@@ -83,19 +110,9 @@ def _fit_stat(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pearson statistic of production bin counts against the fitted mixture, per row.
 
-    Each bin's variance is the production multinomial's plus the test set's:
-    ``n p (1 - p) + n^2 (eta^2 a (1 - a) / n_pos + (1 - eta)^2 b (1 - b) / n_neg)``.
-    Returns ``(statistic, standardised residuals, expected counts)``.
+    Returns ``(statistic, standardised residuals, expected counts)`` (:func:`_residuals`).
     """
-    a, b = pos / n_pos, neg / n_neg
-    e = eta[:, None]
-    p = e * a + (1 - e) * b
-    var = n * p * (1 - p) + n * n * (
-        e**2 * a * (1 - a) / n_pos + (1 - e) ** 2 * b * (1 - b) / n_neg
-    )
-    expected = n * p
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(var > 0, (prod - expected) / np.sqrt(var), 0.0)
+    z, expected = _residuals(pos / n_pos, neg / n_neg, prod, eta, n_pos, n_neg, n)
     return np.sum(z * z, axis=1), z, expected
 
 
@@ -129,19 +146,13 @@ def _cumulative_stat(
     """Mean squared standardised cumulative residual, per row (a Cramer-von Mises-type statistic).
 
     At each cut ``j`` (scores at or above it), ``D_j = M_j - n (eta A_j + (1 - eta) B_j)`` with
-    the variance of :func:`_fit_stat` (production binomial plus the test set's); it sees a
+    the variance of :func:`_residuals` (production binomial plus the test set's); it sees a
     smooth misfit, such as a shift of the negatives' bulk, that no single bin shows.
     """
     a = np.cumsum(pos, axis=-1)[..., :-1] / n_pos
     b = np.cumsum(neg, axis=-1)[..., :-1] / n_neg
     m = np.cumsum(prod, axis=-1)[..., :-1]
-    e = eta[:, None]
-    p = e * a + (1 - e) * b
-    var = n * p * (1 - p) + n * n * (
-        e**2 * a * (1 - a) / n_pos + (1 - e) ** 2 * b * (1 - b) / n_neg
-    )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(var > 0, (m - n * p) / np.sqrt(var), 0.0)
+    z, _ = _residuals(a, b, m, eta, n_pos, n_neg, n)
     return np.mean(z * z, axis=1)
 
 
