@@ -46,11 +46,12 @@ resampled at a time split the variance into its production, test-positive and te
 parts (``limited_by_test``, ``more_negatives_needed``). Measured coverage:
 ``docs/statistics.md``, "Estimating the deployment prevalence".
 
-The prior-shift check is a parametric bootstrap goodness-of-fit test: the statistic is a
-Pearson statistic of the production bin counts against the fitted mixture, each bin's variance
-including the test set's sampling error; its null distribution is simulated by drawing a test
-set and a production batch from the fitted mixture, refitting and recomputing, so the test
-set's own noise is in the null.
+The prior-shift check (:mod:`mlflow_imbalance.stats._prevalence_check`) is a parametric
+bootstrap goodness-of-fit test of the production counts against the fitted mixture: a Pearson
+statistic over the fit's bins and a cumulative (Cramer-von Mises-type) statistic over finer
+bins, each variance including the test set's sampling error, combined by their smaller
+p-value; the null distribution is simulated by drawing a test set and a production batch from
+the fitted mixture, refitting and recomputing, so the test set's own noise is in the null.
 
 References: G. Forman, "Counting positives accurately despite inaccurate classification",
 ECML 2005; G. Forman, "Quantifying counts and costs via classification", DMKD 17 (2008);
