@@ -720,6 +720,25 @@ def test_quick_start_report_reads_in_a_minute_and_agrees_with_its_verdict(tmp_pa
         assert "outside this report's range" in clamped["error"] and clamped["invalid"] is None
         fine = typed("1e-3")
         assert fine["eta"] == 1e-3 and fine["error"] == "", fine
+        # each run's production estimate: one click puts the control there (3 significant
+        # digits, as the verdict); an estimate of 0 jumps to its upper limit and says so
+        jumps = json.loads(page.eval(
+            "JSON.stringify([...document.querySelectorAll('button.jump')].map(b => { b.click();"
+            " return [b.closest('tr').querySelector('th').textContent, b.title,"
+            " Number(document.getElementById('verdict-live').dataset.prevalence)]; }))"
+        ))  # fmt: skip
+        logged = {
+            r.info.run_name: mi.list_production_batches(r.info.run_id)["2026-w48"]["estimate"]
+            for r in runs
+        }
+        assert sorted(name for name, *_ in jumps) == sorted(logged)
+        for name, title, at in jumps:
+            e = logged[name]
+            if e["value"] > 0:
+                assert at == float(f"{e['value']:.3g}") and "upper limit" not in title
+            else:
+                assert at == float(f"{e['interval'][1]:.3g}") and "upper limit" in title
+        assert any(logged[n]["value"] == 0 for n, *_ in jumps)  # the quick start has one at 0
         assert not page.errors(), page.errors()[:2]
     with Chromium(tmp_path, width=800, height=1000) as page:
         page.open(path)
