@@ -416,6 +416,7 @@ def test_flip_callout_follows_the_decisions_significance():
     assert note(None)["level"] == "danger" and "may depend" in note(None)["title"]
     w = note(False)
     assert w["level"] == "warning" and "does not carry over" not in w["text"]
+    assert "statistical tie" in w["text"] and "(significant)" not in w["text"]
     same = decision_note([], [Anchor(1e-3, "A", True), Anchor(1e-4, "A")], "AP", {}, str, str)
     assert same["level"] == "ok"
     # the flips table's "changes the verdict" badge: amber for a flip within noise

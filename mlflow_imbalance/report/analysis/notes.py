@@ -72,7 +72,7 @@ def decision_note(
         return _note(
             "warning",
             "The winner changes within noise.",
-            f"{where}; not significantly: where the winner changes, it is a statistical tie.",
+            f"{where}; each change is a statistical tie (not significant).",
         )
     winners = {a.winner for a in anchors}
     if len(anchors) < 2 or len(winners) != 1:
