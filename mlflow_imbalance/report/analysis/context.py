@@ -35,6 +35,7 @@ from mlflow_imbalance.report.analysis.deployment import (
     header_rows,
     holds_over,
     pick,
+    shown_eta,
 )
 from mlflow_imbalance.report.analysis.flips import (
     decision_rows,
@@ -230,9 +231,7 @@ def _deployment_stage(runs: Sequence[Any], opts: Any) -> tuple[Deployment, Any]:
     dep = pick(estimates, opts.batch, failed)
     if dep.eta is None or dep.eta <= 0:
         return dep, opts
-    # three significant digits: the estimate is known far less precisely, and the page's
-    # control, its live verdict and the printed verdict then share one η exactly
-    eta = float(f"{dep.eta:.3g}")
+    eta = shown_eta(dep.eta)
     dep = replace(dep, eta_shown=eta)
     rest = tuple(p for p in opts.prevalences if p != eta)
     return dep, replace(opts, prevalences=(eta, *rest))

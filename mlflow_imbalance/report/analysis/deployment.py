@@ -103,6 +103,15 @@ def pick(estimates: Sequence[BatchEstimate], batch: str | None, failed: list) ->
     return Deployment(list(estimates), chosen, disagree, failed)
 
 
+def shown_eta(x: float) -> float:
+    """An estimated prevalence as the verdict and the page's control use it.
+
+    3 significant digits: the estimate is known far less precisely, and the printed verdict,
+    the control and the live verdict then share one η exactly.
+    """
+    return float(f"{x:.3g}")
+
+
 def holds_over(flips: Sequence[Any], low: float, high: float) -> list[Any]:
     """The winner map's boundaries inside ``[low, high]``: where the decision changes."""
     return [f for f in flips if low < f.eta < high]
@@ -130,10 +139,8 @@ def header_rows(
                 "low": float(r.low),
                 "high": float(r.high),
                 "estimate": float(r.estimate),
-                # where the page's control jumps: 3 significant digits, as the verdict's η
-                "jump": float(
-                    f"{float(r.estimate) if float(r.estimate) > 0 else float(r.high):.3g}"
-                ),
+                # where the page's control jumps: the estimate as the verdict rounds it
+                "jump": shown_eta(float(r.estimate) if float(r.estimate) > 0 else float(r.high)),
             }
         )
     return rows
