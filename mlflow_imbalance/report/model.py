@@ -103,13 +103,19 @@ class ReportOptions:
     prevalences_dropped: tuple[float, ...] = ()
 
 
+#: What a verdict decides (:attr:`Verdict.decision`).
+DECISIONS = ("run", "nothing", "everything", "none_judged")
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The report's answer at one prevalence: which run to ship, at which threshold, how sure.
 
     Attributes:
-        prevalence: the deployment prevalence η (the test prevalence when none was chosen).
-        run: name of the recommended run.
+        prevalence: the deployment prevalence η (the test prevalence when none was chosen; for
+            a verdict decided over a range, the point estimate or the range's middle: where
+            precision, alerts and caught cases are given).
+        run: name of the recommended run; None unless ``decision == "run"``.
         criterion: ``"expected cost"`` or the primary metric's label (``"AP"``, ...).
         criterion_key: ``"cost"``, ``"ap"``, ``"pr_auc"``, ``"max_f1"`` or ``"roc_auc"``.
         value: the recommended run's value of the criterion at η (expected cost per case; the
@@ -138,10 +144,38 @@ class Verdict:
         chance: ``"all"`` when the threshold flags every case, ``"interval"`` when the
             precision interval reaches η (not shown to beat flagging at random), else "".
         text: the verdict in one plain sentence.
+        decision: ``"run"`` (ship ``run`` at ``threshold``), ``"nothing"`` (flag no case: no
+            run is shown to beat it), ``"everything"`` (flag every case) or ``"none_judged"``
+            (no run has enough test cases to be judged; ``MIN_TEST_CLASS``).
+        prevalence_low: lower end of the range of η the decision was made over (equal to
+            ``prevalence`` for a typed η; for an estimated one, the union of every judged run's
+            interval for the batch; ``decide_over`` gives it directly).
+        prevalence_high: its upper end.
+        regret: the most the decision can lose, per case like ``value``, against the best
+            decision (any run at any threshold, or flagging nothing or everything) at any η of
+            ``[prevalence_low, prevalence_high]``; 0 where one decision is best throughout;
+            None without costs. It takes the test ROC counts as exact (their sampling error is
+            in the intervals and the "beats flagging nothing" check, not here).
+        at_estimate: for a verdict decided over a range, the verdict at ``prevalence`` alone
+            (as if η were known); None otherwise.
+        at_low: precision, alerts, caught and missed cases of the decision at
+            ``prevalence_low`` (a dict; None for a typed η).
+        at_high: the same at ``prevalence_high``.
+        source: ``"typed"`` (a prevalence given or logged), ``"estimated"`` (a production
+            batch's estimate) or ``"range"`` (``decide_over``).
+        batch: the production batch an estimated verdict is about ("" otherwise).
+        run_id: the MLflow run id of ``run`` (None for counts not from a run).
+        cost_fp: C_FP the verdict was decided with (None without costs).
+        cost_fn: C_FN likewise.
+        compared: the runs the decision was chosen among (judged runs), by name.
+        compared_ids: their MLflow run ids (None where a run has none), in that order.
+        not_judged: one line per run too small to be judged ("name: 3 positives, 1 negative").
+        drift: one line when a production batch's prior-shift check fails or the runs'
+            estimates of it disagree ("" otherwise).
     """
 
     prevalence: float
-    run: str
+    run: str | None
     criterion: str
     criterion_key: str
     value: float
@@ -171,10 +205,44 @@ class Verdict:
     value_high: float | None = None
     runner_up_low: float | None = None
     runner_up_high: float | None = None
+    decision: str = "run"
+    prevalence_low: float | None = None
+    prevalence_high: float | None = None
+    regret: float | None = None
+    at_estimate: Verdict | None = None
+    at_low: Mapping[str, float] | None = None
+    at_high: Mapping[str, float] | None = None
+    source: str = "typed"
+    batch: str = ""
+    run_id: str | None = None
+    cost_fp: float | None = None
+    cost_fn: float | None = None
+    compared: tuple[str, ...] = ()
+    compared_ids: tuple[str | None, ...] = ()
+    not_judged: tuple[str, ...] = ()
+    drift: str = ""
+
+    def __post_init__(self) -> None:
+        if self.decision not in DECISIONS:
+            raise ValueError(f"decision must be one of {DECISIONS}, got {self.decision!r}")
+        if (self.run is None) != (self.decision != "run"):
+            raise ValueError(f"run must be given exactly when decision is 'run', got {self.run!r}")
+        if self.prevalence_low is None:
+            object.__setattr__(self, "prevalence_low", self.prevalence)
+        if self.prevalence_high is None:
+            object.__setattr__(self, "prevalence_high", self.prevalence)
 
     def as_dict(self) -> dict[str, Any]:
-        """The verdict as a plain dict (JSON-friendly)."""
-        return dict(self.__dict__)
+        """The verdict as a plain dict (JSON-friendly; ``at_estimate`` a dict too)."""
+        out = dict(self.__dict__)
+        if self.at_estimate is not None:
+            out["at_estimate"] = self.at_estimate.as_dict()
+        for k in ("at_low", "at_high"):
+            if out[k] is not None:
+                out[k] = dict(out[k])
+        out["compared"], out["compared_ids"] = list(self.compared), list(self.compared_ids)
+        out["not_judged"] = list(self.not_judged)
+        return out
 
 
 class Report:

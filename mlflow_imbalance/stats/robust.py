@@ -1,0 +1,395 @@
+"""Deciding when the deployment prevalence is known only as a range.
+
+A deployed decision is a fixed rule: one run's model at one threshold (predict positive when
+``score >= t``), or one of the two decisions that need no model -- flag nothing, flag
+everything. At a prevalence η its expected cost per case is linear in η (Maxion & Roberts §5.2;
+Brabec et al. 2020, eq. 8 for the rates behind it)::
+
+    C(d, η) = η · C_FN · (1 − TPR_d) + (1 − η) · C_FP · FPR_d
+
+and the best any available decision can do at η, ``B(η) = min_d C(d, η)``, is a minimum of
+lines: concave and piecewise linear (the lower envelope of the cost lines, the cost curve of
+the runs' ROC convex hulls with the trivial decisions included; Drummond & Holte's cost curves,
+the slides' "COST CURVES"). The *regret* of ``d`` at η, ``C(d, η) − B(η)``, is a line minus a
+concave function, so it is convex in η: over an interval ``[low, high]`` its largest value is
+at one of the two ends. The decision that stays good over the interval is therefore found
+exactly from the two ends alone (:func:`minimax_regret`), over every threshold of every run.
+
+Why minimax regret (and not the least expected cost under the estimate's distribution): the
+range is what *none* of the prevalence estimates rules out, and where the estimates are least
+trustworthy (drift that the prior-shift check cannot see) their bootstrap distribution is
+exactly what is wrong; a worst case over the range needs no distribution, is exact from two
+points, and says in the cost unit how much the decision can lose. docs/statistics.md
+("Deciding over a range of η") gives the argument and ``benchmarks/bench_decision.py`` its
+measured cost against an oracle. The regret uses the runs' test ROC counts as they are: it
+ignores the test set's own sampling error, which the verdict's intervals and its "beats
+flagging nothing" check (report/analysis/verdict.py) account for instead.
+
+:func:`common_prevalence_test` asks whether several runs' estimates of one production batch
+are consistent with one η (a batch is one population whichever model scored it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats as _sps
+
+from mlflow_imbalance.core.counts import RocCounts
+from mlflow_imbalance.core.validation import check_cost, check_prevalence
+
+__all__ = [
+    "DecisionOption",
+    "RobustChoice",
+    "best_cost",
+    "common_prevalence_test",
+    "decision_cost",
+    "minimax_regret",
+    "worst_regret",
+]
+
+#: Decision kinds: a run's model at a threshold, or one that needs no model.
+KINDS = ("run", "nothing", "everything")
+
+
+@dataclass(frozen=True)
+class DecisionOption:
+    """One deployable decision and its test-set rates.
+
+    Attributes:
+        kind: ``"run"``, ``"nothing"`` (threshold +inf: no case flagged) or ``"everything"``
+            (threshold -inf: every case flagged).
+        run: the run's name (None unless ``kind == "run"``).
+        threshold: predict positive when ``score >= threshold``.
+        tpr: true-positive rate on the run's test counts (0 / 1 for the trivial decisions).
+        fpr: false-positive rate likewise.
+    """
+
+    kind: str
+    run: str | None
+    threshold: float
+    tpr: float
+    fpr: float
+
+    def cost(self, eta: Any, cost_fp: float, cost_fn: float) -> Any:
+        """Expected cost per case at ``eta`` (scalar or array)."""
+        return decision_cost(self.tpr, self.fpr, eta, cost_fp, cost_fn)
+
+    @property
+    def label(self) -> str:
+        """``"flag nothing"``, ``"flag everything"`` or ``"<run> at <threshold>"``."""
+        if self.kind == "nothing":
+            return "flag nothing"
+        if self.kind == "everything":
+            return "flag everything"
+        return f"{self.run} at {self.threshold:.6g}"
+
+
+NOTHING = DecisionOption("nothing", None, math.inf, 0.0, 0.0)
+EVERYTHING = DecisionOption("everything", None, -math.inf, 1.0, 1.0)
+
+
+@dataclass(frozen=True)
+class RobustChoice:
+    """The decision of least worst-case regret over ``[low, high]`` (:func:`minimax_regret`).
+
+    Attributes:
+        option: the decision.
+        regret: its largest regret over the range, per case (0 when it is best throughout).
+        low: the range's lower end.
+        high: its upper end.
+        best_low: the best decision at ``low`` (what knowing η = low would choose).
+        best_high: the best decision at ``high``.
+        regret_nothing: flagging nothing's worst-case regret over the range.
+        regret_everything: flagging everything's.
+        regret_by_run: each run's least worst-case regret over its thresholds.
+    """
+
+    option: DecisionOption
+    regret: float
+    low: float
+    high: float
+    best_low: DecisionOption
+    best_high: DecisionOption
+    regret_nothing: float
+    regret_everything: float
+    regret_by_run: dict[str, float]
+
+    @property
+    def uniform(self) -> bool:
+        """True when one decision is best at every η of the range (regret 0)."""
+        return self.regret <= 0.0
+
+
+def decision_cost(tpr: Any, fpr: Any, eta: Any, cost_fp: float, cost_fn: float) -> Any:
+    """Expected cost per case of a decision with rates ``(tpr, fpr)`` at prevalence ``eta``.
+
+    ``η · C_FN · (1 − TPR) + (1 − η) · C_FP · FPR`` (Maxion & Roberts §5.2). Broadcasts.
+    """
+    eta = np.asarray(eta, dtype=float)
+    return eta * cost_fn * (1.0 - np.asarray(tpr, dtype=float)) + (1.0 - eta) * cost_fp * (
+        np.asarray(fpr, dtype=float)
+    )
+
+
+def _rates(c: RocCounts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(thresholds, TPR, FPR) of every stored threshold of ``c``."""
+    return (
+        np.asarray(c.thresholds, dtype=float),
+        np.asarray(c.tpr, dtype=float),
+        np.asarray(c.fpr, dtype=float),
+    )
+
+
+def _check_range(low: Any, high: Any) -> tuple[float, float]:
+    """``(low, high)`` as floats: ``0 <= low <= high < 1`` (``low`` may be 0, ``high`` not)."""
+    lo = (
+        0.0
+        if isinstance(low, int | float) and low == 0
+        else float(check_prevalence(low, "low", scalar=True))
+    )
+    hi = float(check_prevalence(high, "high", scalar=True))
+    if not lo <= hi:
+        raise ValueError(f"low must not exceed high, got low={low!r}, high={high!r}")
+    return lo, hi
+
+
+def best_cost(
+    counts: Mapping[str, RocCounts], eta: Any, cost_fp: float, cost_fn: float
+) -> np.ndarray:
+    """The least expected cost per case any decision achieves at ``eta`` (scalar or array).
+
+    The minimum over every threshold of every run in ``counts`` and the two trivial decisions
+    (flag nothing: ``η · C_FN``; flag everything: ``(1 − η) · C_FP``). Exact on the counts.
+    """
+    cfp, cfn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
+    eta = np.atleast_1d(np.asarray(eta, dtype=float))
+    best = np.minimum(eta * cfn, (1.0 - eta) * cfp)
+    for c in counts.values():
+        _, tpr, fpr = _rates(c)
+        if tpr.size:
+            best = np.minimum(best, decision_cost(tpr[None, :], fpr[None, :], eta[:, None],
+                                                  cfp, cfn).min(axis=1))  # fmt: skip
+    return best
+
+
+def worst_regret(
+    tpr: float,
+    fpr: float,
+    counts: Mapping[str, RocCounts],
+    low: float,
+    high: float,
+    cost_fp: float,
+    cost_fn: float,
+) -> float:
+    """The largest regret over ``[low, high]`` of a fixed decision with rates ``(tpr, fpr)``.
+
+    Regret against the best decision available among ``counts`` (and the trivial ones) at each
+    η; convex in η, so the larger of its values at the two ends (module docstring).
+    """
+    lo, hi = _check_range(low, high)
+    ends = np.array([lo, hi])
+    reg = decision_cost(tpr, fpr, ends, cost_fp, cost_fn) - best_cost(counts, ends, cost_fp,
+                                                                      cost_fn)  # fmt: skip
+    return float(max(0.0, np.max(reg)))
+
+
+def minimax_regret(
+    counts: Mapping[str, RocCounts],
+    low: float,
+    high: float,
+    cost_fp: float,
+    cost_fn: float,
+) -> RobustChoice:
+    """The decision whose largest regret over ``[low, high]`` is least.
+
+    Candidates: every stored threshold of every run (predict positive when
+    ``score >= threshold``), flag nothing and flag everything. Regret is convex in η (module
+    docstring), so each candidate's worst case is the larger of its regrets at ``low`` and
+    ``high``; the minimum over candidates is exact, vectorised over thresholds. With
+    ``low == high`` this is the least expected cost at that η.
+
+    Ties (equal worst-case regret) go to flagging nothing, then flagging everything (no model
+    is needed for either), then to the run first by name, and within a run to the threshold of
+    lower FPR (as :func:`~mlflow_imbalance.core.curves.optimal_operating_point`).
+
+    Args:
+        counts: the runs that may be chosen, by name (runs too small to be judged are left out
+            by the caller).
+        low: lowest prevalence of the range (0 allowed).
+        high: highest prevalence (``>= low``).
+        cost_fp: cost of one false positive.
+        cost_fn: cost of one false negative.
+
+    Returns:
+        :class:`RobustChoice`.
+    """
+    cfp, cfn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
+    lo, hi = _check_range(low, high)
+    ends = np.array([lo, hi])
+    best = best_cost(counts, ends, cfp, cfn)
+
+    def worst(tpr: np.ndarray, fpr: np.ndarray) -> np.ndarray:
+        reg = decision_cost(tpr[:, None], fpr[:, None], ends[None, :], cfp, cfn) - best
+        return np.maximum(reg.max(axis=1), 0.0)
+
+    r_nothing = float(worst(np.zeros(1), np.zeros(1))[0])
+    r_every = float(worst(np.ones(1), np.ones(1))[0])
+    by_run: dict[str, float] = {}
+    best_option, best_regret = NOTHING, r_nothing
+    if r_every < best_regret:
+        best_option, best_regret = EVERYTHING, r_every
+    for name in sorted(counts):
+        thr, tpr, fpr = _rates(counts[name])
+        if not tpr.size:
+            continue
+        w = worst(tpr, fpr)
+        m = float(w.min())
+        by_run[name] = m
+        if m < best_regret:
+            cand = np.flatnonzero(w == m)
+            k = int(cand[np.argmin(fpr[cand])])
+            best_option = DecisionOption("run", name, float(thr[k]), float(tpr[k]), float(fpr[k]))
+            best_regret = m
+    return RobustChoice(
+        option=best_option,
+        regret=best_regret,
+        low=lo,
+        high=hi,
+        best_low=_best_at(counts, lo, cfp, cfn),
+        best_high=_best_at(counts, hi, cfp, cfn),
+        regret_nothing=r_nothing,
+        regret_everything=r_every,
+        regret_by_run=by_run,
+    )
+
+
+def _best_at(counts: Mapping[str, RocCounts], eta: float, cfp: float, cfn: float) -> DecisionOption:
+    """The least-cost decision at ``eta`` (ties as :func:`minimax_regret`)."""
+    nothing, every = eta * cfn, (1.0 - eta) * cfp
+    best_option, best = (NOTHING, nothing) if nothing <= every else (EVERYTHING, every)
+    for name in sorted(counts):
+        thr, tpr, fpr = _rates(counts[name])
+        if not tpr.size:
+            continue
+        cost = decision_cost(tpr, fpr, eta, cfp, cfn)
+        m = float(cost.min())
+        if m < best:
+            cand = np.flatnonzero(cost == m)
+            k = int(cand[np.argmin(fpr[cand])])
+            best_option, best = (
+                DecisionOption("run", name, float(thr[k]), float(tpr[k]), float(fpr[k])),
+                m,
+            )
+    return best_option
+
+
+@dataclass(frozen=True)
+class CommonPrevalence:
+    """Are several estimates of one batch's prevalence consistent with one η?
+
+    Attributes:
+        estimate: the inverse-variance weighted common η (None with fewer than two usable
+            estimates).
+        p_value: Cochran's Q test of one common value (None: not tested).
+        disagree: indices of the estimates that disagree with the common value (empty when
+            the test passes).
+    """
+
+    estimate: float | None
+    p_value: float | None
+    disagree: tuple[int, ...]
+
+
+def common_prevalence_test(
+    estimates: Sequence[tuple[float, float, float]], confidence: float = 0.95, level: float = 0.05
+) -> CommonPrevalence:
+    """Cochran's Q test that estimates ``(estimate, low, high)`` share one true value.
+
+    Each estimate's standard error is its interval's half-width on the side facing the common
+    value divided by the normal quantile of ``confidence`` (the prevalence intervals are
+    asymmetric near 0); ``Q = Σ w_i (e_i − ē)²`` with ``w_i = 1 / se_i²`` and ``ē`` the weighted
+    mean, referred to χ² with ``k − 1`` degrees of freedom (Cochran 1954). The estimates of one
+    batch by several runs share its production scores, so they are positively correlated and
+    the test is conservative (it names fewer disagreements than an exact test would). When it
+    rejects at ``level``, the estimates whose standardised residual exceeds the two-sided
+    ``level`` quantile are named (at least the one of largest residual).
+    """
+    z = float(_sps.norm.ppf(0.5 + confidence / 2))
+    rows = [(float(e), float(lo), float(hi)) for e, lo, hi in estimates]
+    usable = [i for i, (_, lo, hi) in enumerate(rows) if hi > lo]
+    if len(usable) < 2:
+        return CommonPrevalence(None, None, ())
+    e = np.array([rows[i][0] for i in usable])
+    lo = np.array([rows[i][1] for i in usable])
+    hi = np.array([rows[i][2] for i in usable])
+    se = np.maximum((hi - lo) / (2 * z), 1e-300)
+    common = float(np.sum(e / se**2) / np.sum(1 / se**2))
+    for _ in range(3):  # the side facing the common value, refined
+        half = np.where(e < common, hi - e, e - lo)
+        half = np.where(half > 0, half, (hi - lo) / 2)
+        se = np.maximum(half / z, 1e-300)
+        w = 1.0 / se**2
+        common = float(np.sum(w * e) / np.sum(w))
+    q = float(np.sum(w * (e - common) ** 2))
+    p = float(_sps.chi2.sf(q, len(usable) - 1))
+    if p >= level:
+        return CommonPrevalence(common, p, ())
+    var_resid = np.maximum(se**2 - 1.0 / np.sum(w), 1e-300)
+    resid = np.abs(e - common) / np.sqrt(var_resid)
+    crit = float(_sps.norm.ppf(1 - level / 2))
+    named = [usable[i] for i in np.flatnonzero(resid > crit)]
+    if not named:
+        named = [usable[int(np.argmax(resid))]]
+    return CommonPrevalence(common, p, tuple(sorted(named)))
+
+
+def lowest_cost_limits(
+    counts: RocCounts,
+    prevalences: Any,
+    cost_fp: float,
+    cost_fn: float,
+    *,
+    n_boot: int = 1000,
+    seed: Any = 0,
+    confidence: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` of the lowest expected cost per case at each prevalence.
+
+    The construction of the tables' and the card's cost interval
+    (:func:`~mlflow_imbalance.stats.headline.headline_intervals` with ``costs``: the Bayesian
+    count bootstrap on thinned counts, :func:`~mlflow_imbalance.stats.posterior.min_cost_interval`
+    for the bias of a minimum), for the cost alone, at many prevalences from one draw set (the
+    draws do not depend on the prevalences, so a prevalence's interval is the same whichever
+    others are asked with it). The upper limit is capped at the cost of the better trivial
+    decision, ``min(η · C_FN, (1 − η) · C_FP)``: both are available whatever the data, so the
+    lowest cost never exceeds it.
+    """
+    from mlflow_imbalance.core.curves import optimal_operating_point
+    from mlflow_imbalance.stats.bootstrap import (
+        bayesian_statistics,
+        chosen_cost_statistic,
+        min_cost_statistic,
+    )
+    from mlflow_imbalance.stats.headline import thin_for_bootstrap
+    from mlflow_imbalance.stats.posterior import min_cost_interval
+
+    etas = np.atleast_1d(np.asarray(prevalences, dtype=float))
+    cfp, cfn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
+    thin = thin_for_bootstrap(counts).counts
+    stat = {
+        "cost": min_cost_statistic(thin, etas, cfp, cfn),
+        "cost:chosen": chosen_cost_statistic(thin, etas, cfp, cfn),
+    }
+    reps = bayesian_statistics(thin, stat, n_boot, np.random.default_rng(seed), base_for=("cost",))
+    exact = np.atleast_1d(optimal_operating_point(counts, etas, cfp, cfn).cost)
+    low, high = min_cost_interval(
+        reps["cost"], reps["cost:base"], stat["cost"].estimate(thin), exact, confidence,
+        chosen=reps["cost:chosen"],
+    )  # fmt: skip
+    cap = np.minimum(etas * cfn, (1.0 - etas) * cfp)
+    return np.minimum(low, cap), np.minimum(high, cap)
