@@ -801,8 +801,9 @@ def test_production_batches_drift_chart_and_jump_to_each_estimate(tmp_path: Path
             assert eta == float(f"{row['estimate']:.3g}") == float(want) == float(box), (row, box)
             best, _ = _lowest_cost_run(y, scores, eta, 1, 100)
             assert run == best, (eta, run, best)
-            if row["chosen"]:  # the live verdict there is the printed verdict's, word for word
-                v = rep.verdict[0]
+            if row["chosen"]:  # the live verdict there is the printed one's at the estimate
+                assert rep.verdict[0].source == "estimated"  # decided over a range (issue 37)
+                v = rep.verdict[0].at_estimate  # the decision at the point estimate alone
                 assert v.prevalence == eta and v.run == run
                 per = v.text[v.text.index("Per 10,000 cases:") :].split(" Runner-up")[0]
                 assert per in text, (per, text)

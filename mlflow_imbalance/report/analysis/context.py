@@ -228,7 +228,7 @@ def build_context(
         if vd.source == "estimated":
             v["source"] = (
                 f"batch {vd.batch}: what the {dep.n_runs} runs' estimates allow"
-                if dep.n_runs > 1
+                if dep.union and dep.n_runs > 1
                 else f"batch {vd.batch}: its estimate's interval"
             )
         elif vd.source == "range":
@@ -259,8 +259,9 @@ def _deployment_stage(runs: Sequence[Any], opts: Any) -> tuple[Deployment, Any]:
         dep = Deployment([], None, [], [])
     if dep.high is not None and dep.eta_shown is not None:
         how = (
-            f"the intervals of batch {dep.chosen.batch}'s estimates by "
-            f"{dep.n_runs} run{'s' if dep.n_runs != 1 else ''}"
+            f"what the {dep.n_runs} runs' estimates of batch {dep.chosen.batch} allow"
+            if dep.union and dep.n_runs > 1
+            else f"the interval of batch {dep.chosen.batch}'s estimate by {dep.chosen.run}"
         )
         ranges[dep.eta_shown] = DecideRange(
             dep.low, dep.high, "estimated", dep.chosen.batch, how, dep.drift

@@ -57,6 +57,8 @@ class Deployment:
     drift: str = ""
     #: the runs whose estimates of the batch estimated it (judged runs only)
     n_runs: int = 0
+    #: True when the range is the union of the runs' intervals (a sign of drift)
+    union: bool = False
 
     @property
     def eta(self) -> float | None:
@@ -147,7 +149,8 @@ def deciding_range(
     if not point > 0 or not lo <= point <= hi:
         point = (lo + hi) / 2
     failing = [e for e in same if not e.ok]
-    if not failing and not common.disagree and dep.chosen in same:
+    union = not (not failing and not common.disagree and dep.chosen in same)
+    if not union:
         # no sign of drift: the chosen (narrowest trusted) interval; the union only where
         # the batch has drifted or the runs disagree (bench_decision.py: at η = 1e-3 the
         # union's worst case cost 1.3x the oracle at the median, the chosen interval 1.03x)
@@ -172,7 +175,7 @@ def deciding_range(
     disagree = [same[i].run for i in common.disagree]
     return replace(
         dep, low=lo, high=hi, eta_shown=shown_eta(point), drift=" ".join(parts),
-        n_runs=len(same), disagree=disagree,
+        n_runs=len(same), disagree=disagree, union=union,
     )  # fmt: skip
 
 

@@ -101,7 +101,7 @@ def _facts(opt: DecisionOption, eta: float, per: int, cfp: float, cfn: float) ->
     return {
         "prevalence": float(eta),
         "per": int(per),
-        "precision": float(eta * opt.tpr / alerts) if alerts > 0 else math.nan,
+        "precision": float(eta * opt.tpr / alerts) if alerts > 0 and eta > 0 else math.nan,
         "recall": float(opt.tpr),
         "alerts": float(per * alerts),
         "caught": float(per * eta * opt.tpr),
