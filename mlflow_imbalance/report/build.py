@@ -335,9 +335,10 @@ def _run_links(runs: Sequence[RunData]) -> dict[str, str]:
         return {}
     if not uri.startswith(("http://", "https://")):
         return {}
-    base = uri.rstrip("/")
+    from mlflow_imbalance.tracking.keys import run_view_url
+
     return {
-        r.name: f"{base}/#/experiments/{r.experiment_id}/runs/{r.run_id}"
+        r.name: run_view_url(uri, r.experiment_id, r.run_id)  # the model-training view
         for r in runs
         if r.run_id and r.experiment_id
     }
