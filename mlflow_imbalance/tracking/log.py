@@ -413,10 +413,12 @@ def _write_scores(path: Path, scores: Scores) -> None:
     import zipfile
 
     s = np.asarray(scores.y_score, dtype=np.float64)
-    s32 = s.astype(np.float32)
+    # only scores within float32's range can be float32 (casting 1e300 overflows to inf)
+    fits = np.abs(s).max(initial=0.0) <= np.finfo(np.float32).max
+    s32 = s.astype(np.float32) if fits else s
     arrays = {
         "y_true": np.asarray(scores.y_true, dtype=bool),
-        "y_score": s32 if np.array_equal(s32, s) else s,
+        "y_score": s32 if fits and np.array_equal(s32, s) else s,
     }
     if scores.sample_weight is not None:
         arrays["sample_weight"] = np.asarray(scores.sample_weight, dtype=np.float64)
