@@ -108,12 +108,14 @@ def set_section(
     name = str(summary["name"])
     h = summary["headline"]
     conf = h.get("confidence", 0.95)
+    card = card_copy_name(name)
+    where = f"[{md_text(card)}]({card_link})" if card_link else f"`{card}`"
     lines = [
         f"#### mlflow-imbalance · counts `{name}`",
         "",
-        f"{int(summary['n_pos']):,} positives, {int(summary['n_neg']):,} negatives (test "
-        f"prevalence {fmt_eta(float(summary['test_prevalence']))}). Decision at each logged "
-        "prevalence:",
+        f"Run card: {where} (Artifacts, top level) · {int(summary['n_pos']):,} positives, "
+        f"{int(summary['n_neg']):,} negatives (test prevalence "
+        f"{fmt_eta(float(summary['test_prevalence']))}). Decision at each logged prevalence:",
         "",
     ]
     lines += [f"- {md_text(d)}" for d in decisions]
@@ -123,13 +125,11 @@ def set_section(
         metrics.append(
             f"η = {where}: AP {_with_ci(row.get('ap'))}, max-F1 {_with_ci(row.get('max_f1'))}"
         )
-    lines += ["", f"Headline metrics ({float(conf):.0%} intervals): " + md_text("; ".join(metrics))]
-    card = card_copy_name(name)
-    where = f"[{md_text(card)}]({card_link})" if card_link else f"`{card}`"
     lines += [
         "",
-        f"The run card: {where} (Artifacts, top level; also `imbalance/{name}/card.html`). "
-        "Compare runs: `mlflow-imbalance report`.",
+        f"Headline metrics ({float(conf):.0%} intervals): " + md_text("; ".join(metrics)),
+        "",
+        f"Also `imbalance/{name}/card.html`; compare runs with `mlflow-imbalance report`.",
     ]
     return "\n".join(lines) + "\n"
 

@@ -702,7 +702,9 @@ def _per_cases_unit(sp: dict[str, Any]) -> dict[str, Any]:
             *layer.get("transform", []),
         ]
         enc = layer["encoding"]
-        enc["y"] = {**enc["y"], "field": "yc", "axis": {"title": {"expr": _PER_TITLE}}}
+        # SI labels (200k, 1M): the axis keeps its width when the unit changes
+        axis = {"title": {"expr": _PER_TITLE}, "format": "~s"}
+        enc["y"] = {**enc["y"], "field": "yc", "axis": axis}
         for tip in enc.get("tooltip", []):
             if tip.get("field") == "y":
                 tip.update(field="yc", title="expected cost (the axis's unit)")
