@@ -20,6 +20,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 import mlflow_imbalance as mi
+from mlflow_imbalance.core import curves
 from mlflow_imbalance.tracking import log_scores
 
 Y = np.array([0, 1, 0, 1, 1, 0, 0, 1, 0, 0])
@@ -273,3 +274,37 @@ def test_card_and_constant_carry_the_csp(tracking_uri, tmp_path):
     assert re.search(r"<meta http-equiv=\"Content-Security-Policy\"", head).start() < head.index(
         "<style"
     )
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda c: curves.p3_curve("x", 0.1, [0.1]), "tpr"),
+        (lambda c: curves.p3_curve(0.5, [None, "y"], [0.1]), "fpr"),
+        (lambda c: c.reduce("a"), "max_points"),
+        (lambda c: c.reduce(None), "max_points"),
+        (lambda c: c.reduce(float("nan")), "max_points"),
+        (lambda c: c.reduce([3]), "max_points"),
+    ],
+)
+def test_p3_curve_and_reduce_name_the_bad_argument(call, argument):
+    c = mi.RocCounts.from_scores([0, 1, 0, 1, 0], [0.1, 0.9, 0.3, 0.6, 0.2])
+    with pytest.raises(ValueError, match=rf"^{argument} must be"):
+        call(c)
+
+
+def test_run_without_summary_is_skipped_naming_the_file(tracking_uri):
+    import os
+
+    rng = np.random.default_rng(0)
+    y = rng.random(2000) < 0.1
+    ids = []
+    for name in ("kept", "broken"):
+        with mlflow.start_run(run_name=name) as run:
+            mi.log_scores(y, rng.normal(size=y.size) + y, log_figures=False)
+        ids.append(run.info.run_id)
+    store = Path(mlflow.get_run(ids[1]).info.artifact_uri.removeprefix("file://"))
+    os.remove(store / "imbalance" / "test" / "summary.json")
+    report = mi.build_report(ids, n_bootstrap=0, progress=False)
+    (skipped,) = report.skipped
+    assert skipped.run_id == ids[1] and "imbalance/test/summary.json" in skipped.reason

@@ -451,3 +451,31 @@ def test_min_test_class_agrees_with_the_report():
     from mlflow_imbalance.tracking._checks import MIN_TEST_CLASS
 
     assert MIN_TEST_CLASS == REPORT
+
+
+def test_extreme_weights_and_scores_raise_no_numpy_warning(tmp_path):
+    """Weights near 1e300 (or 1e-300) and scores beyond float32's range are valid: the hull's
+    orientation tests overflowed on such counts ("overflow in multiply"), and storing the scores
+    tried a float32 cast ("overflow in cast"). Uniform weights leave the rates, hence the hull,
+    those of the unweighted counts."""
+    import warnings
+
+    from mlflow_imbalance.tracking._checks import Scores
+    from mlflow_imbalance.tracking.log import _write_scores
+
+    rng = np.random.default_rng(5)
+    y = rng.random(3000) < 0.05
+    s = rng.normal(size=y.size) + 1.5 * y
+    plain = curves.convex_hull(mi.RocCounts.from_scores(y, s))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for w in (1e300, 1e-300):
+            hull = curves.convex_hull(
+                mi.RocCounts.from_scores(y, s, sample_weight=np.full(y.size, w))
+            )
+            np.testing.assert_allclose(hull.fpr, plain.fpr, rtol=1e-12)
+            np.testing.assert_allclose(hull.tpr, plain.tpr, rtol=1e-12)
+        big = s * 1e300
+        _write_scores(tmp_path / "scores.npz", Scores(y, big, None))
+    with np.load(tmp_path / "scores.npz") as z:
+        np.testing.assert_array_equal(z["y_score"], big)

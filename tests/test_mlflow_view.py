@@ -596,3 +596,56 @@ def test_preview_roc_draws_fpr_zero_on_its_own_tick_not_at_the_first_decade():
     x, yv = np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
     assert np.max(yv[x == x_zero]) == pytest.approx(30 / 200)
     plots.close_figure(fig)
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+@pytest.mark.server
+@pytest.mark.browser
+@pytest.mark.skipif(
+    not (Path(CHROMIUM).exists() or shutil.which("chromium")), reason="chromium not installed"
+)
+def test_run_page_answers_in_the_training_view(ui_runs, width):
+    """Issue 38: the run's URL as the package builds it opens the model-training view (no
+    "Evaluations" breadcrumb of the GenAI view); the run's description shows the summary block
+    (decisions at each logged prevalence, headline intervals); its card link opens the card's
+    artifact-root copy; the runs list opens in the training view too. Screenshots kept."""
+    from mlflow_imbalance.tracking import runpage
+
+    base, exp_id = ui_runs["url"], ui_runs["experiment_id"]
+    run_name = "logistic-regression"
+    run_id = ui_runs["runs"][run_name]
+    note = MlflowClient(base).get_run(run_id).data.tags[runpage.NOTE_TAG]
+    b = _Chromium(width)
+    try:
+        b.go(
+            keys.run_view_url(base, exp_id, run_id),
+            "document.body.innerText.includes('Decision at each logged prevalence')",
+        )
+        text = b.js("document.body.innerText")
+        assert "Evaluations" not in text, text[:400]
+        assert "mlflow-imbalance · counts test" in text
+        # every decision line of the block is rendered as text (no Markdown escapes left)
+        for line in note.splitlines():
+            if line.startswith("- At η = "):
+                shown = line[2:].replace("\\", "")
+                assert shown[:60] in text, shown[:60]
+        b.save_screenshot(ARTIFACTS / f"mlflow-run-page-{width}.png")
+        # the card one click away: the description's link opens the root copy
+        href = b.js("document.querySelector(\"a[href*='imbalance_card_test.html']\").href")
+        assert href == keys.run_view_url(base, exp_id, run_id, "imbalance_card_test.html")
+        b.go(href, "document.querySelector('iframe')")
+        b.wait_for("document.querySelector('iframe').src.startsWith('blob:')")
+        time.sleep(1.0)
+        assert b.frame_title("blob:").startswith(run_name)
+        assert "imbalance_card_test.html" in b.js("location.href")
+        assert "Evaluations" not in b.js("document.body.innerText")
+        b.save_screenshot(ARTIFACTS / f"mlflow-run-card-root-{width}.png")
+        # the runs list, as the quick start prints its URL
+        b.go(
+            tracking.runs_view_url(base, exp_id),
+            f"document.body.innerText.includes({json.dumps(run_name)})",
+        )
+        assert "Evaluations" not in b.js("document.body.innerText")
+        b.save_screenshot(ARTIFACTS / f"mlflow-runs-list-{width}.png")
+    finally:
+        b.close()

@@ -390,9 +390,15 @@ def test_hover_values_and_prevalence_control(report, tmp_path: Path) -> None:
                 assert all(_same_3sig(_num(tt["FPR"]), f) for f in fpr), (tt, fpr)
                 assert all(abs(t - _num(tt["TPR"])) <= 5e-4 + 1e-12 for t in tpr), (tt, tpr)
             # the criterion and AP against eta, at the hovered grid eta
-            for chart, key, ref in (
-                ("chart-sweep-cost", "Expected cost per case", _min_cost),
-                ("chart-sweep-ap", "AP", _ap_at),
+            # the cost chart is in the unit of the η in effect, as the verdict (issue 38)
+            per = 10_000 if eta0 >= 1e-3 else 1_000_000
+            title = f"Expected cost per {per:,} cases"
+            assert page.eval(
+                f"document.querySelector('#chart-sweep-cost').textContent.includes('{title}')"
+            )
+            for chart, key, ref, unit in (
+                ("chart-sweep-cost", "expected cost (the axis's unit)", _min_cost, per),
+                ("chart-sweep-ap", "AP", _ap_at, 1),
             ):
                 tt = _hover(page, chart, run)
                 assert tt["run"] == run, (chart, tt)
@@ -401,11 +407,11 @@ def test_hover_values_and_prevalence_control(report, tmp_path: Path) -> None:
                     r["x"]
                     for r in _view_rows(page, chart, dataset)
                     if r["run"] == run and _same_3sig(_num(tt["η"]), r["x"])
-                    and _same_3sig(_num(tt[key]), r["y"])
+                    and _same_3sig(_num(tt[key]), r["y"] * unit)
                 ]  # fmt: skip
                 assert etas, (chart, tt)
                 for e in etas:
-                    want = ref(y, runs[run], e)
+                    want = ref(y, runs[run], e) * unit
                     assert _same_3sig(_num(tt[key]), want), (chart, run, e, tt, want)
 
         # another eta typed into the box: the live charts follow

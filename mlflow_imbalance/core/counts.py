@@ -55,6 +55,7 @@ Stored size is bounded: :meth:`RocCounts.bounded` keeps counts with at most
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -430,7 +431,13 @@ class RocCounts:
         Returns:
             New counts (the same object's data when it already fits).
         """
-        if int(max_points) != max_points or max_points < 2:
+        if (
+            isinstance(max_points, bool)
+            or not isinstance(max_points, int | float | np.integer | np.floating)
+            or not math.isfinite(max_points)
+            or int(max_points) != max_points
+            or max_points < 2
+        ):
             raise ValueError(f"max_points must be an integer >= 2, got {plain(max_points)!r}")
         max_points = int(max_points)
         if self.n_thresholds <= max_points:

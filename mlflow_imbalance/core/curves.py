@@ -212,8 +212,15 @@ def convex_hull(c: RocCounts) -> Hull:
         fp = np.append(fp, float(c.n_neg))
         tp = np.append(tp, float(c.n_pos))
         thr = np.append(thr, -np.inf)
-    keep = _upper_hull_indices(fp, tp)
+    # each axis scaled by a power of two (exact: collinear stays collinear) to at most 1, so
+    # the cross products of weighted counts near 1e300 cannot overflow (nor tiny ones underflow)
+    keep = _upper_hull_indices(_unit_scale(fp, c.n_neg), _unit_scale(tp, c.n_pos))
     return Hull(fp[keep] / c.n_neg, tp[keep] / c.n_pos, thr[keep])
+
+
+def _unit_scale(v: np.ndarray, total: float) -> np.ndarray:
+    """``v`` times the power of two that brings ``total`` into [0.5, 1) (exact in float64)."""
+    return np.ldexp(v, -int(np.frexp(float(total))[1])) if total > 0 else v
 
 
 # ---------------------------------------------------------------------------- dominance
@@ -551,8 +558,15 @@ def p3_curve(tpr: Any, fpr: Any, prevalences: Any) -> Any:
     Returns:
         Precision, shape ``(M,)`` (or ``(M, K)``; a float for scalar inputs).
     """
-    t = np.asarray(tpr, dtype=np.float64)
-    f = np.asarray(fpr, dtype=np.float64)
+    arrays = []
+    for name, value in (("tpr", tpr), ("fpr", fpr)):
+        try:
+            arrays.append(np.asarray(value, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{name} must be a number or a 1-d array of numbers in [0, 1], got {value!r}"
+            ) from None
+    t, f = arrays
     for name, arr in (("tpr", t), ("fpr", f)):
         bad = ~((arr >= 0) & (arr <= 1))
         if np.any(bad):

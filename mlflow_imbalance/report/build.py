@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from mlflow_imbalance.report.inputs import (
@@ -65,6 +66,8 @@ def build_report(
     production: Any = None,
     batch: str | None = None,
     decide_over: tuple[float, float] | str | None = None,
+    pdf: str | os.PathLike[str] | None = None,
+    paper: str = "letter",
 ) -> Report:
     """Build the HTML report comparing runs across prevalences.
 
@@ -118,13 +121,19 @@ def build_report(
             batches, the verdict is also given at the estimated prevalence of ``batch``, and
             the page says whether the decision holds over the estimate's interval.
         batch: the production batch the verdict is given at (default: the latest). Its
-            verdict is decided over the union of every judged run's interval for the batch
+            verdict is decided over the chosen estimate's interval, or the union of every
+            judged run's interval for the batch where a check fails or the estimates disagree
             (:class:`~mlflow_imbalance.report.model.Verdict` ``prevalence_low`` /
             ``prevalence_high``, ``regret``, ``at_estimate``).
         decide_over: ``(low, high)`` or ``"low:high"``: add one verdict decided over this
             range of η (least worst-case regret with costs), given first; its numbers are at
             the range's geometric middle (half its upper end when ``low`` is 0).
             ``prevalence_range`` keeps its meaning (the flip search and the axes).
+        pdf: when given, the report is also printed to this PDF file by headless Chromium
+            (:func:`mlflow_imbalance.report.pdf.print_pdf`: after its charts are drawn, every
+            collapsed section open, no browser header or footer), from ``output`` (or a
+            temporary copy of the HTML when ``output`` is None).
+        paper: the PDF's paper size, ``"letter"`` (default) or ``"a4"``.
 
     Returns:
         The :class:`Report` (``.html``, ``.verdict``, ``.skipped``, ``.notes``,
@@ -133,8 +142,16 @@ def build_report(
     Raises:
         ValueError: bad options (named), ``costs`` together with ``cost_fp`` / ``cost_fn``,
             or no run with valid counts at all.
+        ChromiumNotFound: ``pdf`` given and no Chromium-based browser found (checked before
+            any work; the message says how to install one or print from a browser).
     """
+    from mlflow_imbalance.report import pdf as _pdf
+
     check_output_path(output)  # before any work: a directory or a missing folder is refused
+    paper = _pdf.check_paper(paper)
+    if pdf is not None:
+        check_output_path(pdf, "pdf")
+        _pdf.require_chromium()
     fp, fn = resolve_costs(costs, cost_fp, cost_fn)
     opts = _options(
         prevalences, prevalence_range, DEFAULT_NAME if name is None else name, fp, fn,
@@ -149,9 +166,29 @@ def build_report(
                        use_production=production is not False)  # fmt: skip
     notify = progress_callback(progress)
     try:
-        return _build(runs_or_counts, opts, output, experiment, notify, skipped, name, prod)
+        report = _build(runs_or_counts, opts, output, experiment, notify, skipped, name, prod)
     finally:
         notify.close()
+    if pdf is not None:
+        _print(report, output, pdf, paper)
+    return report
+
+
+def _print(report: Report, output: Any, pdf: Any, paper: str) -> None:
+    """Print the report to ``pdf`` from its HTML file (a temporary one without ``output``)."""
+    import tempfile
+
+    from mlflow_imbalance.report.pdf import print_pdf
+
+    t0 = time.perf_counter()
+    if output is not None:
+        print_pdf(output, pdf, paper=paper)
+    else:
+        with tempfile.TemporaryDirectory(prefix="mlflow-imbalance-") as tmp:
+            html = Path(tmp) / "report.html"
+            html.write_text(report.html, encoding="utf-8")
+            print_pdf(html, pdf, paper=paper)
+    report.timings["pdf"] = time.perf_counter() - t0
 
 
 def _build(
@@ -311,9 +348,10 @@ def _run_links(runs: Sequence[RunData]) -> dict[str, str]:
         return {}
     if not uri.startswith(("http://", "https://")):
         return {}
-    base = uri.rstrip("/")
+    from mlflow_imbalance.tracking.keys import run_view_url
+
     return {
-        r.name: f"{base}/#/experiments/{r.experiment_id}/runs/{r.run_id}"
+        r.name: run_view_url(uri, r.experiment_id, r.run_id)  # the model-training view
         for r in runs
         if r.run_id and r.experiment_id
     }

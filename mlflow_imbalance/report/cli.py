@@ -112,6 +112,8 @@ _OPTION_NAMES = {
     "output": "--output",
     "runs_or_counts": "the selected runs",
     "tracking_uri": "--tracking-uri",
+    "paper": "--paper",
+    "pdf": "--pdf",
 }
 _OPTION_RE = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, _OPTION_NAMES)) + r")(?![\w-])")
 
@@ -358,6 +360,19 @@ def _tracking_options(f: Callable[..., Any]) -> Callable[..., Any]:
     help="Where to write the HTML report, e.g. -o reports/fraud.html.",
 )
 @click.option(
+    "--pdf",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Also print the report to this PDF file (through headless Chromium, once its charts "
+    "are drawn; every section expanded, no browser header or footer), e.g. --pdf report.pdf.",
+)
+@click.option(
+    "--paper",
+    type=click.Choice(["letter", "a4"], case_sensitive=False),
+    default="letter",
+    show_default=True,
+    help="Paper size of the --pdf file.",
+)
+@click.option(
     "--log-to-run",
     metavar="ID",
     help="Also log the report as artifact imbalance/report.html of this run (whatever the -o "
@@ -383,6 +398,8 @@ def report(
     no_production: bool,
     tracking_uri: str | None,
     output: Path,
+    pdf: Path | None,
+    paper: str,
     log_to_run: str | None,
     quiet: bool,
 ) -> None:
@@ -393,7 +410,8 @@ def report(
     browser, one table per prevalence, ranking flips and interactive curves. With no
     --prevalence / --cost-* it uses the prevalences and costs logged with the runs. It is one
     self-contained file (inline scripts only, nothing loaded from the network). The verdict
-    is printed at the end.
+    is printed at the end. With --pdf the report is also printed to a PDF for a review
+    (needs Chromium or Chrome; without one the exit status is 2 and nothing is written).
 
     Every --run-id must name one run with usable counts, else nothing is written and the
     exit status is 2. Runs of --experiment that cannot be used are left out with a warning
@@ -405,6 +423,9 @@ def report(
     from mlflow_imbalance.report.build import build_report
 
     check_output_path(output)
+    if pdf is not None:
+        check_output_path(pdf, "--pdf")
+        _check_browser()
     with cli_errors():
         from mlflow_imbalance.report.options import DEFAULT_NAME, _options
 
@@ -465,6 +486,10 @@ def report(
         finally:
             progress.close()
         result.save(output)
+        if pdf is not None:
+            from mlflow_imbalance.report.pdf import print_pdf
+
+            print_pdf(output, pdf, paper=paper.lower())
     if not quiet:
         for note in result.notes:
             click.echo(f"Note: {_one_line(note)}", err=True)
@@ -472,6 +497,8 @@ def report(
         n_skipped = len(result.skipped)
         extra = f", {n_skipped} left out (see above and the report)" if n_skipped else ""
         click.echo(f"Wrote {terminal_safe(output)} ({n_runs} runs{extra}).", err=True)
+        if pdf is not None:
+            click.echo(f"Wrote {terminal_safe(pdf)} ({paper.lower()} paper).", err=True)
         print_verdict(result)
     if log_to_run:
         log_report_to_run(log_to_run, output, quiet=quiet, tracking_uri=uri)
@@ -531,23 +558,37 @@ def print_verdict(result: Any) -> None:
         click.echo(f"  {terminal_safe(v.text)}")
 
 
-def check_output_path(output: Path) -> None:
-    """Refuse an ``--output`` that cannot be written, before any work is done."""
+def check_output_path(output: Path, option: str = "--output") -> None:
+    """Refuse an ``--output`` (or ``--pdf``) that cannot be written, before any work is done."""
     if output.is_dir():
-        raise click.BadParameter(
-            f"{output} is a directory; give a file name", param_hint="--output"
-        )
+        raise click.BadParameter(f"{output} is a directory; give a file name", param_hint=option)
     parent = output.parent if str(output.parent) else Path(".")
     if not parent.is_dir():
         raise click.BadParameter(
-            f"cannot write {output}: the directory {parent} does not exist", param_hint="--output"
+            f"cannot write {output}: the directory {parent} does not exist", param_hint=option
         )
     import os
 
     if not os.access(parent, os.W_OK):
         raise click.BadParameter(
-            f"cannot write {output}: the directory {parent} is not writable", param_hint="--output"
+            f"cannot write {output}: the directory {parent} is not writable", param_hint=option
         )
+
+
+class NoBrowser(click.ClickException):
+    """``--pdf`` without a Chromium-based browser: one line, exit status 2."""
+
+    exit_code = 2
+
+
+def _check_browser() -> None:
+    """Exit with status 2 (before any work) when ``--pdf`` has no browser to print with."""
+    from mlflow_imbalance.report.pdf import ChromiumNotFound, require_chromium
+
+    try:
+        require_chromium()
+    except ChromiumNotFound as exc:
+        raise NoBrowser(f"--pdf: {exc}") from None
 
 
 REPORT_ARTIFACT = "imbalance/report.html"

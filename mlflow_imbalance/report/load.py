@@ -571,8 +571,10 @@ def _load_counts(tracking: Any, run_id: str, name: str, *, fallback: bool) -> tu
         held = sorted(tracking.list_counts(run_id))  # committed sets with a valid summary
         if name in held:  # the set is there: the failure was something else
             raise
+    # as load_counts says it: the file whose absence leaves the set uncommitted
+    missing = f"no counts named {name!r} (no imbalance/{name}/summary.json)"
     if not held:
-        raise _Unusable(f"no counts named {name!r} and no other counts logged with the run")
+        raise _Unusable(f"{missing} and no other counts logged with the run")
     names = ", ".join(repr(n) for n in held)
     if fallback and len(held) == 1:
         logger.info("run %s: no counts named %r; using its only set %r", run_id, name, held[0])

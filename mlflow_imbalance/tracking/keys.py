@@ -47,6 +47,8 @@ __all__ = [
     "flat_metrics",
     "metric_key",
     "parse_metric_key",
+    "run_view_path",
+    "run_view_url",
     "runs_view_url",
     "sweep_key",
     "sweep_metrics",
@@ -211,4 +213,31 @@ def runs_view_url(tracking_uri: str, experiment_id: str | int) -> str:
     base = str(tracking_uri).rstrip("/")
     if not base.startswith(("http://", "https://")):
         base = "http://127.0.0.1:5000"
-    return f"{base}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+    return f"{base}/#/experiments/{experiment_id}/runs?{TRAINING_VIEW}"
+
+
+#: The MLflow UI's query parameter that opens the classic model-training view (MLflow 3 picks the
+#: GenAI view for an experiment it cannot classify, or from the browser's last choice).
+TRAINING_VIEW = "workflowType=machine_learning"
+
+
+def run_view_path(experiment_id: str | int, run_id: str, artifact: str | None = None) -> str:
+    """The UI route of a run's page (or of one of its artifacts), in the training view.
+
+    ``#/experiments/<id>/runs/<run>?workflowType=machine_learning``; with ``artifact``, the run's
+    Artifacts tab with that file selected (``.../artifactPath/<artifact>``).
+    """
+    from urllib.parse import quote
+
+    where = f"/artifactPath/{quote(artifact)}" if artifact else ""
+    return f"#/experiments/{experiment_id}/runs/{run_id}{where}?{TRAINING_VIEW}"
+
+
+def run_view_url(
+    tracking_uri: str, experiment_id: str | int, run_id: str, artifact: str | None = None
+) -> str:
+    """:func:`run_view_path` on the tracking server (``mlflow ui``'s address when not HTTP)."""
+    base = str(tracking_uri).rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        base = "http://127.0.0.1:5000"
+    return f"{base}/{run_view_path(experiment_id, run_id, artifact)}"

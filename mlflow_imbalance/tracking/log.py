@@ -52,8 +52,9 @@ from mlflow_imbalance.tracking._checks import (
 )
 from mlflow_imbalance.tracking._store import bounded_store, check_reachable
 from mlflow_imbalance.tracking._timing import _now, _Timer, last_timings
-from mlflow_imbalance.tracking.card import _render_card, _render_figures
+from mlflow_imbalance.tracking.card import _render_card, _render_figures, _verdict
 from mlflow_imbalance.tracking.headline import DEFAULT_N_BOOTSTRAP, _check_bootstrap, _headline
+from mlflow_imbalance.tracking.runpage import update_run_page
 from mlflow_imbalance.tracking.summary import (
     SCHEMA_NAME,
     SCHEMA_VERSION,
@@ -412,10 +413,12 @@ def _write_scores(path: Path, scores: Scores) -> None:
     import zipfile
 
     s = np.asarray(scores.y_score, dtype=np.float64)
-    s32 = s.astype(np.float32)
+    # only scores within float32's range can be float32 (casting 1e300 overflows to inf)
+    fits = np.abs(s).max(initial=0.0) <= np.finfo(np.float32).max
+    s32 = s.astype(np.float32) if fits else s
     arrays = {
         "y_true": np.asarray(scores.y_true, dtype=bool),
-        "y_score": s32 if np.array_equal(s32, s) else s,
+        "y_score": s32 if fits and np.array_equal(s32, s) else s,
     }
     if scores.sample_weight is not None:
         arrays["sample_weight"] = np.asarray(scores.sample_weight, dtype=np.float64)
@@ -636,6 +639,12 @@ def _write_and_upload(
             for i in range(0, max(len(batch), 1), 1000):
                 client.log_batch(run_id, metrics=batch[i : i + 1000], tags=tags if i == 0 else [])
             client.log_artifact(run_id, str(commit_dir / SUMMARY_FILENAME), artifact_path)
+        # the run's own page: the summary in its description, the card at the artifact root
+        with timer.part("run page"), bounded_store(tracking_uri, ""):
+            update_run_page(
+                client, run_id, name, card=data_dir / CARD_FILENAME, summary=summary,
+                decisions=_verdict(summary),
+            )  # fmt: skip
     last_timings.parts = dict(timer.parts)
     last_timings.cpu = dict(timer.cpu)
     logger.info("logged counts %r to run %s (%s)", name, run_id, artifact_path)

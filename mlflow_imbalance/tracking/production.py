@@ -65,6 +65,7 @@ from mlflow_imbalance.tracking._checks import (
 )
 from mlflow_imbalance.tracking._store import check_reachable
 from mlflow_imbalance.tracking.load import _download, _load_summary, load_counts
+from mlflow_imbalance.tracking.runpage import update_run_page
 from mlflow_imbalance.tracking.summary import SUMMARY_FILENAME, file_sha256
 
 logger = logging.getLogger(__name__)
@@ -616,7 +617,8 @@ def _refresh_card(client: Any, run_id: str, name: str, tmp: Path) -> None:
         summary_path = Path(_download(client, run_id, f"{prefix}/{SUMMARY_FILENAME}", str(tmp)))
         text = card.read_text(encoding="utf-8")
         start, end = CARD_SECTION
-        section = card_section(_batch_records(client, run_id, name))
+        records = _batch_records(client, run_id, name)
+        section = card_section(records)
         if start in text and end in text:
             text = text[: text.index(start)] + section + text[text.index(end) + len(end) :]
         else:  # a card logged before production sections existed
@@ -635,6 +637,8 @@ def _refresh_card(client: Any, run_id: str, name: str, tmp: Path) -> None:
                 encoding="utf-8",
             )
             client.log_artifact(run_id, str(new_summary), prefix)
+        # the run's own page: its description's production lines, the card at the root
+        update_run_page(client, run_id, name, card=out, production=records)
     except Exception as exc:  # the batch is logged; the card is a view of it
         warnings.warn(
             f"mlflow-imbalance: production batch logged, but run {run_id}'s card was not "

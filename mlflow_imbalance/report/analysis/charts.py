@@ -633,7 +633,7 @@ def _sweep_keys(criterion: str, costs_given: bool) -> list[str]:
 
 #: Axis titles of the charts against η.
 _SWEEP_LABELS = {
-    "cost": "Expected cost per case",
+    "cost": "Expected cost",
     "ap": "AP",
     "pr_auc": "PR-AUC",
     "max_f1": "max-F1",
@@ -684,7 +684,34 @@ def _sweep_spec(
             "encoding": {"x": {**xe, "field": "eta"}},
         },
     ]
+    return _per_cases_unit(sp) if k == "cost" else sp
+
+
+def _per_cases_unit(sp: dict[str, Any]) -> dict[str, Any]:
+    """The expected-cost chart in the unit of the η in effect, as the verdict and tables.
+
+    Per ``per`` cases (10,000 or 1,000,000: :func:`~mlflow_imbalance.stats.decision.per_cases`);
+    the page sets the ``per`` parameter with the prevalence control; the data stay per case.
+    """
+    sp["params"] = [*sp["params"], {"name": "per", "value": 10_000}]
+    for layer in sp["layer"]:
+        if layer.get("data", {}).get("name") != "sweep_cost":
+            continue
+        layer["transform"] = [
+            {"calculate": "datum.y * per", "as": "yc"},
+            *layer.get("transform", []),
+        ]
+        enc = layer["encoding"]
+        # SI labels (200k, 1M): the axis keeps its width when the unit changes
+        axis = {"title": {"expr": _PER_TITLE}, "format": "~s"}
+        enc["y"] = {**enc["y"], "field": "yc", "axis": axis}
+        for tip in enc.get("tooltip", []):
+            if tip.get("field") == "y":
+                tip.update(field="yc", title="expected cost (the axis's unit)")
     return sp
+
+
+_PER_TITLE = "'Expected cost per ' + format(per, ',') + ' cases'"
 
 
 def _undercover_layer(k: str, xe: dict[str, Any], ye: dict[str, Any]) -> dict[str, Any]:
