@@ -14,8 +14,11 @@ through a different entry point of mlflow-imbalance:
 
 Every run logs the deployment prevalences 1e-3 and 1e-4 and the costs of one false positive
 (1) and one missed 8 (100), so the report picks the run with the lowest expected cost at each
-prevalence. Because all four runs scored the same test set, the report pairs them. It writes
-``digits-report.html`` and prints the verdict, how many runs were compared and any run skipped.
+prevalence. Because all four runs scored the same test set, the report pairs them. A fifth of
+the images is held back as production: two unlabeled batches are scored by every model and
+logged with ``log_production_scores``, and the report also decides over what the latest
+batch's estimates allow about the share of 8s. It writes ``digits-report.html`` and prints the
+verdict, how many runs were compared and any run skipped.
 
 Tracking store: ``sqlite:///mlflow.db`` (MLflow's embedded default) unless
 ``MLFLOW_TRACKING_URI`` is set; experiment ``mlflow-imbalance-digits``.
@@ -58,6 +61,24 @@ def say(text: str) -> None:
     print(text, flush=True)
 
 
+def _production_batches(X_pool, y_pool) -> dict:
+    """Two unlabeled batches from the held-back images: ``{label: (X, true share of 8s)}``.
+
+    Week 47 keeps every held-back image (8s as common as in the test set); week 48 keeps all
+    the other digits but only 3 of the 8s, a prevalence near 1 %, so the share of 8s is known
+    only as a wide range from ~300 unlabeled images.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(SEED)
+    neg, pos = np.flatnonzero(y_pool == 0), np.flatnonzero(y_pool == 1)
+    few = np.concatenate([neg, rng.choice(pos, 3, replace=False)])
+    return {
+        "2026-w47": (X_pool, float(y_pool.mean())),
+        "2026-w48": (X_pool[few], 3 / few.size),
+    }
+
+
 def main() -> None:
     t0 = time.perf_counter()
     uri = os.environ.get("MLFLOW_TRACKING_URI", "sqlite:///mlflow.db")
@@ -67,14 +88,18 @@ def main() -> None:
 
     X, digit = load_digits(return_X_y=True)
     y = (digit == 8).astype(int)
+    # a fifth of the images stands in for production: scored later, labels unknown
+    X, X_pool, y, y_pool = train_test_split(X, y, test_size=0.2, stratify=y, random_state=SEED)
     X_train, X_test, y_train, y_test = train_test_split(
         X, y, test_size=0.5, stratify=y, random_state=SEED
     )
     say(
-        f"Digits: {len(y)} images, {y.mean():.1%} are 8s; train {len(y_train)}, "
-        f"test {len(y_test)} ({int(y_test.sum())} 8s), the same test rows for every model"
+        f"Digits: {len(y) + len(y_pool)} images, {y.mean():.1%} are 8s; train {len(y_train)}, "
+        f"test {len(y_test)} ({int(y_test.sum())} 8s), the same test rows for every model; "
+        f"{len(y_pool)} held back as production"
     )
-    run_ids = []
+    batches = _production_batches(X_pool, y_pool)
+    run_ids, models = [], []
 
     say("1/4 logistic regression, logged with mi.log_scores ...")
     with mlflow.start_run(run_name="logistic-regression (log_scores)") as run:
@@ -84,6 +109,7 @@ def main() -> None:
             y_test, model.predict_proba(X_test)[:, 1], prevalences=DEPLOYMENT, costs=COSTS
         )
         run_ids.append(run.info.run_id)
+        models.append(lambda X, m=model: m.predict_proba(X)[:, 1])
 
     say("2/4 random forest, captured by mi.autolog() from sklearn.metrics.roc_auc_score ...")
     mi.autolog(prevalences=DEPLOYMENT, costs=COSTS)
@@ -95,6 +121,7 @@ def main() -> None:
             auc = sklearn.metrics.roc_auc_score(y_test, model.predict_proba(X_test)[:, 1])
             say(f"    (scikit-learn's own ROC-AUC, returned unchanged: {auc:.4f})")
             run_ids.append(run.info.run_id)
+            models.append(lambda X, m=model: m.predict_proba(X)[:, 1])
     finally:
         mi.autolog(disable=True)
 
@@ -109,8 +136,11 @@ def main() -> None:
             "num_threads": 2,
             "seed": SEED,
         }
-        lgb.train(params, lgb.Dataset(X_train, y_train), num_boost_round=150, callbacks=[callback])
+        booster = lgb.train(
+            params, lgb.Dataset(X_train, y_train), num_boost_round=150, callbacks=[callback]
+        )
         run_ids.append(run.info.run_id)
+        models.append(lambda X, b=booster: b.predict(X))
 
     say("4/4 XGBoost, logged by its callback at the end of training ...")
     with mlflow.start_run(run_name="xgboost (callback)") as run:
@@ -123,10 +153,16 @@ def main() -> None:
             "seed": SEED,
         }
         dtrain = xgb.DMatrix(X_train, label=y_train)
-        xgb.train(params, dtrain, num_boost_round=150, callbacks=[callback])
+        booster = xgb.train(params, dtrain, num_boost_round=150, callbacks=[callback])
         run_ids.append(run.info.run_id)
+        models.append(lambda X, b=booster: b.predict(xgb.DMatrix(X)))
 
     mi.flush()  # the callbacks finish logging in the background; wait for them
+    for label, (X_batch, truth) in batches.items():
+        say(f"Production batch {label}: {len(X_batch)} unlabeled images (truly {truth:.2%} 8s)")
+        for run_id, score in zip(run_ids, models, strict=True):
+            prod = mi.log_production_scores(score(X_batch), batch=label, run_id=run_id)
+            say(f"    estimated share of 8s {prod.estimate.brief}")
     say("Building the report (prevalences and costs as logged with the runs) ...")
     t_report = time.perf_counter()
     report = mi.build_report(

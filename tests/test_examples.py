@@ -34,3 +34,24 @@ def test_digits_example_compares_every_entry_point(tmp_path):
     # none left out, none read from another counts name than "test"
     assert "Skipped runs: 0\n" in out and "Notes: 0\n" in out, out
     assert "At η = 1e-4: ship " in out and "At η = 0.001: ship " in out, out
+    # issue 37: two unlabeled production batches; the verdict is first decided over what the
+    # latest batch's estimates allow (a range from 0: about 300 images, 3 of them 8s), and a
+    # range verdict names its decision, its worst case and the point estimate's numbers
+    assert out.count("estimated share of 8s ") == 8, out
+    first = out.split("Verdict:\n")[1].splitlines()[0].strip()
+    assert first.startswith("Over η between 0 and "), first
+    assert "(batch 2026-w48" in out or "batch 2026-w48" in first, first
+    assert ("the best decision at every η in that range" in first) or (
+        "it loses at most" in first
+    ), first
+    # the first screen, on real data, in Chromium (as the quick start's in test_browser.py)
+    import shutil
+
+    if not shutil.which("chromium"):
+        pytest.skip("chromium not installed: the digits report's first screen is not checked")
+    from test_browser import ARTIFACTS, assert_first_screen
+
+    shots = assert_first_screen(tmp_path / "digits-report.html", tmp_path)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for w, png in shots.items():
+        (ARTIFACTS / f"digits-report-{w}.png").write_bytes(png)

@@ -1486,7 +1486,7 @@ def test_the_verdict_is_decided_over_the_prevalence_estimated_from_production():
     assert v.at_estimate.prevalence == v.prevalence
     assert "loses at most" in v.text
     assert [r["batch"] for r in rep.context["deployment"]["rows"]] == ["w1", "w2"]
-    assert "batch w2: its estimate" in rep.html and 'data-decision="run"' in rep.html
+    assert "(batch w2)" in rep.html and 'data-decision="run"' in rep.html
     rep = build_report({"A": a, "B": b}, production={"A": {"w1": far, "w2": near}}, batch="w1",
                        **kw)  # fmt: skip
     est = estimate_prevalence(a, far)

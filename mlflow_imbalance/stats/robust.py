@@ -316,19 +316,36 @@ def common_prevalence_test(
     mean, referred to χ² with ``k − 1`` degrees of freedom (Cochran 1954). The estimates of one
     batch by several runs share its production scores, so they are positively correlated and
     the test is conservative (it names fewer disagreements than an exact test would). When it
-    rejects at ``level``, the estimates whose standardised residual exceeds the two-sided
-    ``level`` quantile are named (at least the one of largest residual).
+    rejects at ``level``, the estimate of largest standardised residual is named and the test
+    repeated on the rest, until the rest agree; two estimates that disagree are both named.
     """
     z = float(_sps.norm.ppf(0.5 + confidence / 2))
     rows = [(float(e), float(lo), float(hi)) for e, lo, hi in estimates]
     usable = [i for i, (_, lo, hi) in enumerate(rows) if hi > lo]
     if len(usable) < 2:
         return CommonPrevalence(None, None, ())
-    e = np.array([rows[i][0] for i in usable])
-    lo = np.array([rows[i][1] for i in usable])
-    hi = np.array([rows[i][2] for i in usable])
+    first = _cochran([rows[i] for i in usable], z)
+    named: list[int] = []
+    rest = list(usable)
+    p, resid = first[1], first[2]
+    while p < level:
+        if len(rest) <= 2:
+            named.extend(rest)
+            break
+        worst = int(np.argmax(resid))
+        named.append(rest.pop(worst))
+        _, p, resid = _cochran([rows[i] for i in rest], z)
+    return CommonPrevalence(first[0], first[1], tuple(sorted(named)))
+
+
+def _cochran(rows: Sequence[tuple[float, float, float]], z: float) -> tuple[float, float, Any]:
+    """(weighted common value, Q's p-value, standardised residuals) of ``rows``."""
+    e = np.array([r[0] for r in rows])
+    lo = np.array([r[1] for r in rows])
+    hi = np.array([r[2] for r in rows])
     se = np.maximum((hi - lo) / (2 * z), 1e-300)
-    common = float(np.sum(e / se**2) / np.sum(1 / se**2))
+    w = 1.0 / se**2
+    common = float(np.sum(w * e) / np.sum(w))
     for _ in range(3):  # the side facing the common value, refined
         half = np.where(e < common, hi - e, e - lo)
         half = np.where(half > 0, half, (hi - lo) / 2)
@@ -336,16 +353,9 @@ def common_prevalence_test(
         w = 1.0 / se**2
         common = float(np.sum(w * e) / np.sum(w))
     q = float(np.sum(w * (e - common) ** 2))
-    p = float(_sps.chi2.sf(q, len(usable) - 1))
-    if p >= level:
-        return CommonPrevalence(common, p, ())
-    var_resid = np.maximum(se**2 - 1.0 / np.sum(w), 1e-300)
-    resid = np.abs(e - common) / np.sqrt(var_resid)
-    crit = float(_sps.norm.ppf(1 - level / 2))
-    named = [usable[i] for i in np.flatnonzero(resid > crit)]
-    if not named:
-        named = [usable[int(np.argmax(resid))]]
-    return CommonPrevalence(common, p, tuple(sorted(named)))
+    p = float(_sps.chi2.sf(q, len(rows) - 1))
+    resid = np.abs(e - common) / np.sqrt(np.maximum(se**2 - 1.0 / np.sum(w), 1e-300))
+    return common, p, resid
 
 
 def lowest_cost_limits(

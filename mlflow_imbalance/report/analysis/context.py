@@ -170,10 +170,12 @@ def build_context(
     adequacy = _adequacy_rows(fr.runs, point, fr.chosen, fr.feta, fr.fmt, fr.fint)
     inside = holds_over(flips["flips"], *_interval(dep)) if dep.chosen else []
     dep_note = deployment_note(dep, inside, _LABELS[fr.criterion], fr.feta)
-    # with an estimate, its callout speaks of the decision; a quiet "same winner" adds nothing
+    # with an estimate (its callout, or a verdict over its range) a quiet "same winner" adds
+    # nothing: the verdict already says what holds over the range
+    ranged = any(v.prevalence_high > v.prevalence_low for v in verdicts)
     decision = (
         flips["note"]
-        if flips["note"] and not (dep_note and flips["note"]["level"] == "ok")
+        if flips["note"] and not ((dep_note or ranged) and flips["note"]["level"] == "ok")
         else None
     )
     notes = [
@@ -227,9 +229,9 @@ def build_context(
     for v, vd in zip(out["verdicts"], verdicts, strict=True):
         if vd.source == "estimated":
             v["source"] = (
-                f"batch {vd.batch}: what the {dep.n_runs} runs' estimates allow"
+                f"batch {vd.batch}: every run's interval"
                 if dep.union and dep.n_runs > 1
-                else f"batch {vd.batch}: its estimate's interval"
+                else f"batch {vd.batch}"
             )
         elif vd.source == "range":
             v["source"] = "the range asked"
@@ -534,7 +536,15 @@ def _verdict_stage(
 
 def _anchors(fr: _Frame, verdicts: Sequence[Any]) -> list[Anchor]:
     """The prevalences the decision is judged between: the shared test prevalence, the chosen."""
-    out = [Anchor(v.prevalence, v.run) for v in verdicts] if fr.chosen else []
+    out = []
+    for v in verdicts if fr.chosen else ():
+        # the criterion's best run at the verdict's η: a verdict over a range may ship another
+        # decision (v.at_estimate is the one at the η), and flagging nothing names the best
+        # run it beat as runner_up
+        w = v.at_estimate or v
+        best = w.run if w.decision == "run" else w.runner_up
+        if best is not None:
+            out.append(Anchor(v.prevalence, best))
     if fr.same_test:
         eta = next(iter(fr.test_prev.values()))
         winner = criterion_orders(fr.counts, [eta], fr.opts)[eta][0]

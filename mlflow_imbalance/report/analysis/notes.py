@@ -69,11 +69,15 @@ def decision_note(
                 "The decision may depend on the prevalence.",
                 f"{where} (not tested). Decide at the deployment prevalence, as the verdict does.",
             )
-        return _note(
-            "warning",
-            "The winner changes within noise.",
-            f"{where}; each change is a statistical tie (not significant).",
-        )
+        # a tie needs no action: the title says it, the where is one click away
+        return {
+            **_note(
+                "warning",
+                "The winner changes within noise.",
+                f"{where}; each change is a statistical tie (not significant).",
+            ),
+            "fold": True,
+        }
     winners = {a.winner for a in anchors}
     if len(anchors) < 2 or len(winners) != 1:
         return None

@@ -168,7 +168,13 @@ def _decision_view(v: Any, fmt: Any, feta: Any, fint: Any, fci: Any) -> dict[str
         "regret": (None if v.regret is None else fmt(float(v.regret) * v.per)),
         "regret_unit": f"per {per} cases",
         "ends": [end(v.at_low), end(v.at_high)] if ranged and v.at_low else [],
-        "at_estimate": action_text(at, fmt) if differs else "",
+        "at_estimate": (
+            f"threshold {fmt(at.threshold, 4)}"
+            if differs and at.decision == v.decision == "run" and at.run == v.run
+            else action_text(at, fmt)
+            if differs
+            else ""
+        ),
         "drift": v.drift,
         "why": v.test if v.decision in ("nothing", "everything") else "",
         "not_judged": list(v.not_judged),
