@@ -129,6 +129,9 @@ class Chromium:
     def __enter__(self) -> Chromium:
         binary = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
         profile = self.tmp_path / f"profile-{self.width}"
+        # a profile reused by a later browser in the same test: its old port file would be read
+        # before the new browser writes its own
+        (profile / "DevToolsActivePort").unlink(missing_ok=True)
         self.proc = subprocess.Popen(
             [
                 binary,

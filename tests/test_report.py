@@ -91,9 +91,10 @@ def test_structure_self_contained(basic):
     p = parse(html)
     assert not p.errors, p.errors[:5]
     scripts = [a for t, a in p.tags if t == "script"]
-    # inline scripts only: two JSON data blocks, the Vega bundle and the page's own script
-    assert len(scripts) == 4 and all("src" not in a for a in scripts)
-    assert [a.get("type") for a in scripts] == ["application/json"] * 2 + [None, None]
+    # inline scripts only: two JSON data blocks, the Vega bundle, the page's own script and
+    # its print script (issue 38)
+    assert len(scripts) == 5 and all("src" not in a for a in scripts)
+    assert [a.get("type") for a in scripts] == ["application/json"] * 2 + [None, None, None]
     for tag, attrs in p.tags:
         for key in ("src", "href"):
             v = attrs.get(key)
@@ -525,7 +526,7 @@ def test_user_strings_are_escaped(runs):
     p = parse(rep.html)
     assert not p.errors, p.errors[:5]
     scripts = [a for t, a in p.tags if t == "script"]
-    assert len(scripts) == 4 and all("src" not in a for a in scripts)  # only the report's own
+    assert len(scripts) == 5 and all("src" not in a for a in scripts)  # only the report's own
     for tag, attrs in p.tags:
         assert not any(k.startswith("on") for k in attrs), (tag, attrs)
         if tag == "img":

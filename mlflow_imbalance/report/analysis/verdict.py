@@ -343,8 +343,8 @@ def build_verdicts(
                 v, run_id=by_name[best].run_id, cost_fp=costs[0], cost_fn=costs[1],
                 compared=compared, compared_ids=ids, not_judged=not_judged,
             )  # fmt: skip
-            if key == "cost":
-                v = _robust.trivial_rule(v, eta, opts, fmt, feta, fint)
+            if key == "cost":  # a typed η: the least-cost decision there loses nothing
+                v = _replace(_robust.trivial_rule(v, eta, opts, fmt, feta, fint), regret=0.0)
         if not_judged and v.decision != "none_judged":
             v = _replace(
                 v, text=f"{v.text} Not judged (too few test cases): {'; '.join(not_judged)}."
