@@ -63,6 +63,7 @@ def build_report(
     cost_fn: float | None = None,
     production: Any = None,
     batch: str | None = None,
+    decision: Mapping[str, Any] | None = None,
 ) -> Report:
     """Build the HTML report comparing runs across prevalences.
 
@@ -116,6 +117,8 @@ def build_report(
             batches, the verdict is also given at the estimated prevalence of ``batch``, and
             the page says whether the decision holds over the estimate's interval.
         batch: the production batch the verdict is given at (default: the latest).
+        decision: a registered decision to show first
+            (:func:`mlflow_imbalance.deploy.read_decision`; ``mlflow-imbalance report --model``).
 
     Returns:
         The :class:`Report` (``.html``, ``.verdict``, ``.skipped``, ``.notes``,
@@ -137,7 +140,8 @@ def build_report(
                        use_production=production is not False)  # fmt: skip
     notify = progress_callback(progress)
     try:
-        return _build(runs_or_counts, opts, output, experiment, notify, skipped, name, prod)
+        return _build(runs_or_counts, opts, output, experiment, notify, skipped, name, prod,
+                      decision)  # fmt: skip
     finally:
         notify.close()
 
@@ -151,6 +155,7 @@ def _build(
     skipped: Sequence[SkippedRun],
     name: str | None,
     production: Mapping[str, Mapping[str, Any]] | None = None,
+    decision: Mapping[str, Any] | None = None,
 ) -> Report:
     timings: dict[str, float] = {}
     cpu: dict[str, float] = {}
@@ -218,6 +223,7 @@ def _build(
                 + ". Pass name= (--name) to choose the set explicitly.",
             }
         )
+    context["registered_decision"] = dict(decision) if decision else None
     context["generated_at"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     t0, c0 = time.perf_counter(), time.process_time()
     html = render_html(context)
