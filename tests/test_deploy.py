@@ -25,6 +25,8 @@ import mlflow_imbalance as mi
 
 ETA_TEST = 0.1
 COSTS = (1.0, 10.0)
+#: given, so MLflow does not infer them (a subprocess loading the model: ~10 s per model here)
+REQS = ["mlflow", "numpy", "pandas", "scikit-learn"]
 
 
 def _data(rng: np.random.Generator, n: int, eta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -51,15 +53,19 @@ def _train_and_log(experiment: str) -> dict:
         Xf[:, [c for c in range(4) if c not in cols]] = 0.0
         est.fit(Xf, y_tr)
         with mlflow.start_run(run_name=name) as run:
-            mlflow.sklearn.log_model(est, name="model", input_example=X_te[:3])
-            mi.log_scores(y_te, est.predict_proba(X_te)[:, 1], costs=COSTS)
+            mlflow.sklearn.log_model(
+                est, name="model", input_example=X_te[:3], pip_requirements=REQS
+            )
+            mi.log_scores(
+                y_te, est.predict_proba(X_te)[:, 1], costs=COSTS, log_figures=False, n_bootstrap=0
+            )
         out["models"][name] = est
         out["runs"][name] = run.info.run_id
     out["report"] = mi.build_report(
         list(out["runs"].values()),
         prevalences=[ETA_TEST],
         costs=COSTS,
-        n_bootstrap=50,
+        n_bootstrap=0,
         progress=False,
     )
     return out
@@ -70,13 +76,18 @@ def _batch(est, n: int, eta: float, seed: int) -> np.ndarray:
     return est.predict_proba(X)[:, 1]
 
 
-def _cli(*args: str, uri: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mlflow_imbalance.report.cli", *args, "--tracking-uri", uri],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+class _Result:
+    def __init__(self, res) -> None:
+        self.returncode, self.stdout, self.stderr = res.exit_code, res.stdout, res.stderr
+
+
+def _cli(*args: str, uri: str) -> _Result:
+    """The ``mlflow-imbalance`` command, in process (click's runner; stdout and stderr apart)."""
+    from click.testing import CliRunner
+
+    from mlflow_imbalance.report.cli import main
+
+    return _Result(CliRunner().invoke(main, [*args, "--tracking-uri", uri]))
 
 
 def _free_port() -> int:
@@ -198,13 +209,13 @@ def test_the_loop_on_a_real_server(mlflow_server, tmp_path, monkeypatch):
     assert r.returncode == 5, r.stdout + r.stderr
     # a batch near the decided η: holds, exit 0
     mi.log_production_scores(
-        _batch(winner, 40000, ETA_TEST, 1), batch="near", run_id=w["runs"][v.run]
+        _batch(winner, 20000, ETA_TEST, 1), batch="near", run_id=w["runs"][v.run]
     )
     r = _cli("check", "--model", "fraud@champion", uri=uri)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "HOLDS" in r.stdout
     # far from it: retune / reconsider / unknown with what to do
-    mi.log_production_scores(_batch(winner, 40000, 0.5, 2), batch="far", run_id=w["runs"][v.run])
+    mi.log_production_scores(_batch(winner, 20000, 0.5, 2), batch="far", run_id=w["runs"][v.run])
     res = mi.check_decision("models:/fraud@champion")
     assert res.status in ("retune", "reconsider"), res.text
     assert res.suggested and res.suggested_regret <= res.tolerance < res.regret
@@ -230,3 +241,108 @@ def test_the_loop_on_a_real_server(mlflow_server, tmp_path, monkeypatch):
     html = out.read_text()
     assert 'id="registered-decision"' in html and repr(t) in html
     assert html.index('id="registered-decision"') < html.index('id="verdict"')
+
+
+# ------------------------------------------------------------------ wrong input, wrong stores
+def test_a_uri_mlflow_cannot_use_is_named(tracking_uri):
+    with pytest.raises(ValueError, match=r"bogus://x.*cannot be used"):
+        mi.check_decision("models:/fraud@champion", tracking_uri="bogus://x")
+    r = _cli("check", "--model", "fraud@champion", uri="bogus://x")
+    assert r.returncode == 1 and "bogus://x" in r.stderr, r.stderr
+
+
+def test_model_names_and_versions_without_a_decision(tracking_uri):
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    with pytest.raises(ValueError, match=r"model must name a registered model version"):
+        mi.check_decision("not a model/")
+    with pytest.raises(ValueError, match=r"'nosuch'.*has no alias 'champion'"):
+        mi.check_decision("models:/nosuch@champion")
+    # a version registered by hand: no decision on it
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = _data(np.random.default_rng(1), 300, 0.3)
+    with mlflow.start_run():
+        info = mlflow.sklearn.log_model(
+            LogisticRegression().fit(X, y), name="m", pip_requirements=REQS
+        )
+    mv = mlflow.register_model(info.model_uri, "plain")
+    MlflowClient().set_registered_model_alias("plain", "prod", mv.version)
+    with pytest.raises(ValueError, match=r"model version plain/1 carries no mlflow-imbalance"):
+        mi.check_decision("plain@prod")
+    r = _cli("check", "--model", "plain/1", uri=tracking_uri)
+    assert r.returncode == 1 and "plain/1 carries no" in r.stderr
+
+
+def test_verdicts_that_cannot_be_registered(tracking_uri):
+    from mlflow_imbalance.core.counts import RocCounts
+
+    rng = np.random.default_rng(2)
+    y = (rng.random(2000) < 0.2).astype(int)
+    s = rng.normal(size=2000) + y
+    rep = mi.build_report({"a": RocCounts.from_scores(y, s)}, prevalences=[0.2], costs=COSTS,
+                          n_bootstrap=0, progress=False)  # fmt: skip
+    v = rep.verdict[0]
+    with pytest.raises(ValueError, match=r"no run_id: the report was built from counts alone"):
+        mi.register_decision(v, name="fraud")
+    with pytest.raises(ValueError, match=r"name must be a registered model name"):
+        mi.register_decision(v, name="a/b")
+    with pytest.raises(ValueError, match=r"tolerance must be a finite number >= 0, got -1"):
+        mi.register_decision(v, name="fraud", tolerance=-1.0)
+    from dataclasses import replace
+
+    nothing = replace(v, run=None, decision="nothing")
+    with pytest.raises(ValueError, match=r"decides 'nothing'.*no model to register"):
+        mi.register_decision(nothing, name="fraud")
+    from mlflow.tracking import MlflowClient
+
+    assert MlflowClient().search_registered_models() == []
+
+
+def test_a_run_without_a_model_asks_for_model_uri_and_leaves_nothing(tracking_uri):
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    rng = np.random.default_rng(3)
+    y = (rng.random(1000) < 0.2).astype(int)
+    with mlflow.start_run() as run:
+        mi.log_scores(y, rng.normal(size=1000) + y, log_figures=False, n_bootstrap=0)
+    n_runs = len(MlflowClient().search_runs([run.info.experiment_id]))
+    with pytest.raises(ValueError, match=r"logged no model.*pass model_uri="):
+        mi.register_decision(run_id=run.info.run_id, threshold=0.5, prevalence=0.2,
+                             costs=COSTS, name="fraud")  # fmt: skip
+    assert len(MlflowClient().search_runs([run.info.experiment_id])) == n_runs
+    assert MlflowClient().search_registered_models() == []
+
+
+def test_a_generic_pyfunc_model_is_wrapped(tracking_uri):
+    """A model that is not scikit-learn: its pyfunc output's column 1 is thresholded."""
+    import mlflow
+    import pandas as pd
+
+    class Proba(mlflow.pyfunc.PythonModel):
+        def predict(self, context, model_input, params=None):
+            x = np.asarray(model_input, dtype=float)[:, 0]
+            p = 1 / (1 + np.exp(-x))
+            return pd.DataFrame({"p0": 1 - p, "p1": p})
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(3000, 2))
+    y = (rng.random(3000) < 1 / (1 + np.exp(-2 * X[:, 0]))).astype(int)
+    score = 1 / (1 + np.exp(-X[:, 0]))
+    with mlflow.start_run() as run:
+        mlflow.pyfunc.log_model(
+            name="m", python_model=Proba(), input_example=X[:3], pip_requirements=REQS
+        )
+        mi.log_scores(y, score, log_figures=False, n_bootstrap=0)
+    t = float(np.quantile(score, 0.7))
+    mv = mi.register_decision(run_id=run.info.run_id, threshold=t, prevalence=(0.3, 0.5),
+                              costs=COSTS, name="generic", alias="prod")  # fmt: skip
+    assert mv.tags["mlflow_imbalance.decision.response"] == "output[:, 1]"
+    assert mv.tags["mlflow_imbalance.decision.threshold"] == repr(t)
+    assert all(len(v.encode()) <= 5000 for v in mv.tags.values())
+    m = mlflow.pyfunc.load_model("models:/generic@prod")
+    np.testing.assert_array_equal(np.asarray(m.predict(X)).ravel(), (score >= t).astype(int))
+    res = mi.check_decision("generic@prod")
+    assert res.status == "unknown" and "no production batch" in res.reason

@@ -42,9 +42,9 @@ class ThresholdModel(PythonModel):
         self.column = config.get("column")
         path = context.artifacts["inner"]
         if self.kind == "sklearn":
-            import mlflow.sklearn
+            from mlflow import sklearn as mlflow_sklearn
 
-            self.inner = mlflow.sklearn.load_model(path)
+            self.inner = mlflow_sklearn.load_model(path)
         else:
             self.inner = mlflow.pyfunc.load_model(path)
 
