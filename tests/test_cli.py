@@ -443,7 +443,11 @@ def test_report_at_the_production_estimate_and_batch_options(tracking_uri, tmp_p
     assert res.exit_code == 0, res.output
     assert "is estimated from production batch w2" in res.output
     shown = _fmt_eta(float(f"{est['w2']['value']:.3g}"))
-    assert f"At η = {shown}: ship model" in res.output  # the verdict at the latest estimate
+    # the verdict over the latest estimate's interval (issue 37), its numbers at the estimate
+    lo, hi = est["w2"]["interval"]
+    over = f"Over η between {_fmt_eta(lo) if lo > 0 else '0'} and {_fmt_eta(hi)}"
+    assert over in res.output and f"at η = {shown}, " in res.output, res.output
+    assert "ship model at threshold" in res.output
     res = CliRunner().invoke(main, [*base, str(tmp_path / "b.html"), "--batch", "w1"])
     assert res.exit_code == 0 and "production batch w1" in res.output, res.output
     res = CliRunner().invoke(main, [*base, str(tmp_path / "c.html"), "--no-production"])

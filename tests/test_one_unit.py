@@ -12,6 +12,7 @@ tracking store (the ``tracking_uri`` fixture); nothing is mocked.
 from __future__ import annotations
 
 import html
+import math
 import re
 import warnings
 from pathlib import Path
@@ -167,6 +168,21 @@ def test_threshold_cost_and_precision_agree_everywhere(logged, tmp_path: Path):
         # the report's verdict object and its sentences: HTML, card, CLI
         v = verdicts[eta]
         assert v.criterion_key == "cost" and v.per == _per(eta)
+        # issue 37: where the run's lowest-cost interval reaches flagging nothing's cost
+        # (η·C_FN, computed here), every surface says "flag nothing" instead of a threshold
+        upper = mc["expected_cost_interval"][1]
+        if upper >= eta * COSTS["fn"]:
+            assert v.decision == "nothing" and v.run is None and v.threshold == math.inf
+            assert (
+                v.runner_up == "one-unit"
+                and v.runner_up_high * v.per >= eta * COSTS["fn"] * v.per * 0.999
+            )
+            for where, text in (("report.verdict", v.text), ("CLI", cli), ("card", card)):
+                assert re.search(
+                    r"At η = [^:]*: flag nothing \(no (run|threshold) is shown", text
+                ), where
+            continue
+        assert v.decision == "run"
         assert v.threshold == ref["threshold"]
         assert v.value * v.per == pytest.approx(ref["cost"], rel=1e-12)
         assert v.precision == pytest.approx(ref["precision"], rel=1e-12)

@@ -25,6 +25,7 @@ from mlflow_imbalance.report.model import (
 from mlflow_imbalance.report.options import (
     DEFAULT_NAME,
     _options,
+    check_decide_over,
     resolve_costs,
     with_run_defaults,
 )
@@ -63,6 +64,7 @@ def build_report(
     cost_fn: float | None = None,
     production: Any = None,
     batch: str | None = None,
+    decide_over: tuple[float, float] | str | None = None,
     decision: Mapping[str, Any] | None = None,
 ) -> Report:
     """Build the HTML report comparing runs across prevalences.
@@ -116,7 +118,14 @@ def build_report(
             (:func:`~mlflow_imbalance.log_production_scores`); False: ignore them. With
             batches, the verdict is also given at the estimated prevalence of ``batch``, and
             the page says whether the decision holds over the estimate's interval.
-        batch: the production batch the verdict is given at (default: the latest).
+        batch: the production batch the verdict is given at (default: the latest). Its
+            verdict is decided over the union of every judged run's interval for the batch
+            (:class:`~mlflow_imbalance.report.model.Verdict` ``prevalence_low`` /
+            ``prevalence_high``, ``regret``, ``at_estimate``).
+        decide_over: ``(low, high)`` or ``"low:high"``: add one verdict decided over this
+            range of η (least worst-case regret with costs), given first; its numbers are at
+            the range's geometric middle (half its upper end when ``low`` is 0).
+            ``prevalence_range`` keeps its meaning (the flip search and the axes).
         decision: a registered decision to show first
             (:func:`mlflow_imbalance.deploy.read_decision`; ``mlflow-imbalance report --model``).
 
@@ -135,6 +144,9 @@ def build_report(
         confidence, n_bootstrap, seed, title, primary_metric, costs_checked=costs is not None,
     )  # fmt: skip
     prod = _production_input(production)
+    over = check_decide_over(decide_over)
+    if over is not None:
+        opts = replace(opts, decide_over=over)
     if batch is not None or production is False:
         opts = replace(opts, batch=None if batch is None else str(batch),
                        use_production=production is not False)  # fmt: skip

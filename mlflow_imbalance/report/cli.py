@@ -102,6 +102,7 @@ def main(ctx: click.Context, verbose: int, debug: bool) -> None:
 _OPTION_NAMES = {
     "n_bootstrap": "--bootstrap",
     "prevalence_range": "--prevalence-range",
+    "decide_over": "--decide-over",
     "prevalences": "--prevalence",
     "cost_fp": "--cost-fp",
     "cost_fn": "--cost-fn",
@@ -337,6 +338,12 @@ def _tracking_options(f: Callable[..., Any]) -> Callable[..., Any]:
     "the latest logged with mlflow_imbalance.log_production_scores), e.g. --batch 2026-w47.",
 )
 @click.option(
+    "--decide-over",
+    metavar="LOW:HIGH",
+    help="Also give one verdict decided over this range of the deployment prevalence (the "
+    "decision of least worst-case regret with costs), e.g. --decide-over 1e-3:1e-2.",
+)
+@click.option(
     "--no-production",
     is_flag=True,
     help="Ignore the runs' production batches (no estimated prevalence).",
@@ -378,6 +385,7 @@ def report(
     seed: int,
     title: str | None,
     batch: str | None,
+    decide_over: str | None,
     no_production: bool,
     tracking_uri: str | None,
     output: Path,
@@ -412,6 +420,9 @@ def report(
             list(prevalences) or None, prevalence_range, name or DEFAULT_NAME, cost_fp,
             cost_fn, confidence, n_bootstrap, seed, title, primary_metric,
         )  # fmt: skip
+        from mlflow_imbalance.report.options import check_decide_over
+
+        check_decide_over(decide_over)
         uri = check_store(tracking_uri)
         decision = None
         if model:
@@ -463,6 +474,7 @@ def report(
                 title=title,
                 production=False if no_production else None,
                 batch=batch,
+                decide_over=decide_over,
                 experiment=exp_name or exp_loaded,
                 progress=progress,
                 skipped=skipped,

@@ -101,6 +101,10 @@ class ReportOptions:
     use_production: bool = True
     #: prevalences logged with the runs beyond the report's cap (not evaluated)
     prevalences_dropped: tuple[float, ...] = ()
+    #: ``(low, high)``: one verdict decided over this range of η (``decide_over``)
+    decide_over: tuple[float, float] | None = None
+    #: η -> DecideRange: the verdicts decided over a range (set by the analysis)
+    decide_ranges: Mapping[float, Any] = field(default_factory=dict)
 
 
 #: What a verdict decides (:attr:`Verdict.decision`).

@@ -316,6 +316,34 @@ def with_run_defaults(opts: ReportOptions, summaries: Sequence[Any]) -> ReportOp
     return dataclasses.replace(opts, **changes) if changes else opts
 
 
+def check_decide_over(value: Any) -> tuple[float, float] | None:
+    """``decide_over``: ``(low, high)`` or ``"low:high"`` with ``0 <= low < high < 1``.
+
+    Raises:
+        ValueError: naming ``decide_over`` and the value.
+    """
+    if value is None:
+        return None
+    want = "(low, high) or 'LOW:HIGH' with 0 <= low < high < 1 (e.g. 1e-3:1e-2)"
+    try:
+        if isinstance(value, str):
+            parts = value.replace(",", ":").split(":")
+            if len(parts) != 2:
+                raise ValueError
+            lo, hi = float(parts[0]), float(parts[1])
+        else:
+            if isinstance(value, (bytes, bool)) or len(value) != 2:
+                raise ValueError
+            if any(isinstance(x, (str, bytes, bool)) for x in value):
+                raise ValueError
+            lo, hi = float(value[0]), float(value[1])
+    except (TypeError, ValueError):
+        raise ValueError(f"decide_over must be {want}, got {value!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo < hi < 1):
+        raise ValueError(f"decide_over must be {want}, got {value!r}")
+    return float(lo), float(hi)
+
+
 def _parse_range(text: str) -> tuple[float, float]:
     """``"1e-5:1e-2"`` → (1e-5, 1e-2)."""
     parts = text.replace(",", ":").split(":")

@@ -393,3 +393,68 @@ def lowest_cost_limits(
     )  # fmt: skip
     cap = np.minimum(etas * cfn, (1.0 - etas) * cfp)
     return np.minimum(low, cap), np.minimum(high, cap)
+
+
+@dataclass(frozen=True)
+class RangeDecision:
+    """What the report decides over a range of η (:func:`decide_over_range`).
+
+    Attributes:
+        option: the decision shipped.
+        regret: its worst-case regret over the range, per case.
+        choice: the least-regret choice before the "beats flagging nothing" check.
+        upper: the upper limit of ``choice``'s run's lowest cost at the range's upper end
+            (None when not checked: a trivial choice, no replicates, weighted counts).
+        trivial_cost: the better trivial decision's cost there.
+    """
+
+    option: DecisionOption
+    regret: float
+    choice: RobustChoice
+    upper: float | None
+    trivial_cost: float
+
+    @property
+    def not_shown(self) -> bool:
+        """True when the least-regret run was replaced: not shown to beat the trivial one."""
+        return self.option != self.choice.option
+
+
+def decide_over_range(
+    counts: Mapping[str, RocCounts],
+    low: float,
+    high: float,
+    cost_fp: float,
+    cost_fn: float,
+    *,
+    n_boot: int = 1000,
+    seed: Any = 0,
+    confidence: float = 0.95,
+) -> RangeDecision:
+    """The decision of least worst-case regret over ``[low, high]``, checked against noise.
+
+    :func:`minimax_regret` over ``counts``; a run's decision then stands only when the upper
+    limit of that run's lowest expected cost at ``high`` (:func:`lowest_cost_limits`, seeded
+    by ``seed``) is below the better trivial decision's cost there, else the trivial decision
+    of lower worst-case regret is returned. At ``high`` a run's advantage over flagging
+    nothing, ``η · C_FN`` minus its lowest cost, is largest (it is convex in η and 0 at 0);
+    below it, the loss against flagging nothing is what the regret already counts. With
+    ``n_boot == 0`` or weighted counts there is no limit and the run's decision stands.
+    The report's verdict over a range (``report/analysis/robust.py``) and
+    ``benchmarks/bench_decision.py`` both call this.
+    """
+    choice = minimax_regret(counts, low, high, cost_fp, cost_fn)
+    opt, regret, upper = choice.option, choice.regret, None
+    triv_cost = float(min(choice.high * cost_fn, (1.0 - choice.high) * cost_fp))
+    if opt.kind == "run" and n_boot and not counts[opt.run].weighted:
+        _, up = lowest_cost_limits(
+            counts[opt.run], [choice.high], cost_fp, cost_fn, n_boot=n_boot, seed=seed,
+            confidence=confidence,
+        )  # fmt: skip
+        upper = float(up[0])
+        if upper >= triv_cost:
+            if choice.regret_nothing <= choice.regret_everything:
+                opt, regret = NOTHING, choice.regret_nothing
+            else:
+                opt, regret = EVERYTHING, choice.regret_everything
+    return RangeDecision(opt, float(regret), choice, upper, triv_cost)

@@ -159,6 +159,10 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
         caught = per * eta * tpr
         alerts = caught + per * (1 - eta) * fpr
         where = "the test prevalence" if row["is_test_prevalence"] else "deployment"
+        trivial = _not_shown(row, eta, costs, per) if costs else ""
+        if trivial:
+            out.append(f"At η = {_eta_text(eta)} ({where}): {trivial}")
+            continue
         if math.isinf(float(thr)) or alerts <= 0:
             out.append(
                 f"At η = {_eta_text(eta)} ({where}): flag nothing: no threshold beats "
@@ -182,6 +186,27 @@ def _verdict(summary: dict[str, Any]) -> list[str]:
             )
         out.append(text)
     return out
+
+
+def _not_shown(row: dict[str, Any], eta: float, costs: dict[str, float], per: int) -> str:
+    """The report's rule for one run: flag nothing / everything where no threshold beats it.
+
+    Where the run's lowest-cost interval reaches the better trivial decision's cost (as
+    report/analysis/robust.py decides); else "".
+    """
+    mc = row.get("min_cost") or {}
+    iv = mc.get("expected_cost_interval")
+    if not iv or not math.isfinite(float(mc.get("threshold", math.nan))):
+        return ""
+    nothing, every = eta * float(costs["fn"]), (1 - eta) * float(costs["fp"])
+    cost, kind = (nothing, "nothing") if nothing <= every else (every, "everything")
+    if float(iv[1]) < cost:
+        return ""
+    return (
+        f"flag {kind} (no threshold is shown to beat flagging {kind}: "
+        f"{_cost_rule(mc, costs)}, an interval that reaches flagging {kind}'s "
+        f"{_fmt(cost * per)})."
+    )
 
 
 def _cost_rule(mc: dict[str, Any], costs: dict[str, float]) -> str:

@@ -17,6 +17,7 @@ Strings are left raw (jinja2 autoescapes them).
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -29,6 +30,7 @@ from mlflow_imbalance.report.analysis.charts import MAX_LEAD, payload, specs, sw
 from mlflow_imbalance.report.analysis.decision import Anchor, decision_flips, winner_map
 from mlflow_imbalance.report.analysis.deployment import (
     Deployment,
+    deciding_range,
     deployment_note,
     drift_spec,
     estimate_batches,
@@ -153,6 +155,7 @@ def build_context(
                 notify,
             ),
         )  # fmt: skip
+        _live_rules(charts["data"], fr, point, seed_for)
         swatch = {**dict.fromkeys(fr.names, "#8c959f"), **charts["swatch"]}
         charts = {**charts, "swatch": swatch}  # a run left out of the charts keeps a grey key
     with timer.stage("tables"):
@@ -197,6 +200,11 @@ def build_context(
         "batch": dep.chosen.batch if dep.chosen else None,
         "failed": dep.failed,
         "disagree": dep.disagree,
+        "range": (
+            f"{fr.feta(dep.low) if dep.low > 0 else '0'} – {fr.feta(dep.high)}"
+            if dep.high is not None
+            else ""
+        ),
     }
     rows = out["deployment"]["rows"]
     # the drift chart's log axis: an estimate or lower limit at 0 sits at its floor, a third
@@ -216,25 +224,106 @@ def build_context(
         drawn = [n for n in dict.fromkeys((*lead, *fr.names, *has)) if n in has]
         out["specs"]["chart-drift"] = drift_spec(drawn, colors)
         out["chart_ids"].append("chart-drift")
-    if dep.eta_shown is not None:
-        for v in out["verdicts"]:
-            if float(v["eta_value"]) == dep.eta_shown:
-                v["source"] = f"estimated, batch {dep.chosen.batch}"
+    for v, vd in zip(out["verdicts"], verdicts, strict=True):
+        if vd.source == "estimated":
+            v["source"] = (
+                f"batch {vd.batch}: what the {dep.n_runs} runs' estimates allow"
+                if dep.n_runs > 1
+                else f"batch {vd.batch}: its estimate's interval"
+            )
+        elif vd.source == "range":
+            v["source"] = "the range asked"
+        elif dep.eta_shown is not None and float(v["eta_value"]) == dep.eta_shown:
+            v["source"] = f"estimated, batch {dep.chosen.batch}"
     return out
 
 
 def _deployment_stage(runs: Sequence[Any], opts: Any) -> tuple[Deployment, Any]:
-    """The production batches' prevalence estimates; the verdict's η gains the chosen one."""
-    if not opts.use_production:
-        return Deployment([], None, [], []), opts
-    estimates, failed = estimate_batches(runs, opts.confidence)
-    dep = pick(estimates, opts.batch, failed)
-    if dep.eta is None or dep.eta <= 0:
-        return dep, opts
-    eta = shown_eta(dep.eta)
-    dep = replace(dep, eta_shown=eta)
-    rest = tuple(p for p in opts.prevalences if p != eta)
-    return dep, replace(opts, prevalences=(eta, *rest))
+    """The production batches' prevalence estimates and the verdict's ranges of η.
+
+    The chosen batch's verdict is decided over the union of the judged runs' intervals
+    (:func:`~.deployment.deciding_range`), at its point estimate; ``decide_over`` adds a verdict
+    over the range asked. Both η go first in the prevalences, with their ranges in
+    ``opts.decide_ranges``.
+    """
+    from mlflow_imbalance.report.analysis.robust import DecideRange, judged_runs
+
+    ranges: dict[float, Any] = {}
+    first: list[float] = []
+    judged = [r.name for r in judged_runs(runs)[0]]
+    if opts.use_production:
+        estimates, failed = estimate_batches(runs, opts.confidence)
+        dep = pick(estimates, opts.batch, failed)
+        dep = deciding_range(dep, judged, opts.confidence, _feta_plain)
+    else:
+        dep = Deployment([], None, [], [])
+    if dep.high is not None and dep.eta_shown is not None:
+        how = (
+            f"the intervals of batch {dep.chosen.batch}'s estimates by "
+            f"{dep.n_runs} run{'s' if dep.n_runs != 1 else ''}"
+        )
+        ranges[dep.eta_shown] = DecideRange(
+            dep.low, dep.high, "estimated", dep.chosen.batch, how, dep.drift
+        )
+        first.append(dep.eta_shown)
+    elif dep.eta is not None and dep.eta > 0:  # no judged run estimated it
+        dep = replace(dep, eta_shown=shown_eta(dep.eta))
+        first.append(dep.eta_shown)
+    if opts.decide_over is not None:
+        lo, hi = opts.decide_over
+        mid = shown_eta(math.sqrt(lo * hi) if lo > 0 else hi / 2)
+        ranges.setdefault(mid, DecideRange(lo, hi, "range", "", "the range asked"))
+        first.insert(0, mid)
+    first = list(dict.fromkeys(first))
+    rest = tuple(p for p in opts.prevalences if p not in first)
+    return dep, replace(opts, prevalences=(*first, *rest), decide_ranges=ranges)
+
+
+#: Prevalences (log-spaced over the report's range) at which each judged run embeds the upper
+#: limit of its lowest expected cost for the live verdict's "beats flagging nothing" rule.
+LIVE_COST_POINTS = 40
+
+
+def _live_rules(data: dict, fr: _Frame, point: Mapping[str, Any], seed_for: Callable) -> None:
+    """What the live verdict needs to apply the printed verdict's rules at any η.
+
+    Each run gets ``judged`` (runs too small to be judged never win); with costs and replicates
+    each judged run gets ``cost_hi``: the upper limit of its lowest expected cost on a log grid
+    (:func:`mlflow_imbalance.stats.robust.lowest_cost_limits`, seeded per run) and, at the
+    chosen prevalences, exactly the tables' limit the printed verdict used.
+    """
+    from mlflow_imbalance.report.analysis.robust import not_judged_reason
+    from mlflow_imbalance.stats.robust import lowest_cost_limits
+
+    opts = fr.opts
+    grid = np.geomspace(fr.grid[0], fr.grid[-1], LIVE_COST_POINTS)
+    by_name = {r.name: r for r in fr.runs}
+    for item in data.get("runs", []):
+        r = by_name.get(item["name"])
+        if r is None:
+            continue
+        item["judged"] = not not_judged_reason(r.counts)
+        if not (item["judged"] and opts.costs_given and opts.n_bootstrap) or r.counts.weighted:
+            continue
+        seed = seed_for(opts.seed, r.name, "live-cost")
+        _, hi = lowest_cost_limits(
+            r.counts, grid, opts.cost_fp, opts.cost_fn, n_boot=opts.n_bootstrap, seed=seed,
+            confidence=opts.confidence,
+        )  # fmt: skip
+        exact = {}
+        boot = point[r.name].get("boot", {})
+        for j, eta in enumerate(fr.chosen):
+            iv = boot.get(("cost", 1 + j))
+            if iv is not None:
+                exact[repr(float(eta))] = min(float(iv[1]), eta * opts.cost_fn,
+                                              (1 - eta) * opts.cost_fp)  # fmt: skip
+        item["cost_hi"] = {"eta": grid.tolist(), "hi": hi.tolist(), "exact": exact}
+
+
+def _feta_plain(x: float) -> str:
+    from mlflow_imbalance._numbers import fmt_eta
+
+    return fmt_eta(x)
 
 
 def _interval(dep: Deployment) -> tuple[float, float]:
@@ -436,6 +525,7 @@ def _verdict_stage(
     out = build_verdicts(
         fr.runs, fr.v_etas, fr.v_index, fr.opts, unc, fr.fmt, fr.feta, fr.fint, seed_for, fr.fci,
         intervals={n: point[n]["boot"] for n in fr.names},
+        ranges=getattr(fr.opts, "decide_ranges", None),
     )  # fmt: skip
     notify("verdict", 1, 1)
     return out

@@ -276,6 +276,7 @@ def build_verdicts(
     seed_for: Any,
     fci: Any,
     intervals: Mapping[str, Mapping[tuple, Any]] | None = None,
+    ranges: Mapping[float, Any] | None = None,
 ) -> tuple[list[Verdict], dict[float, list[str]]]:
     """One :class:`Verdict` per η of ``etas``, plus each η's full order of runs (best first).
 
@@ -294,28 +295,64 @@ def build_verdicts(
         intervals: per run, the table intervals ``{(key, j): (low, high)}``: runs whose
             intervals on the criterion do not overlap are significantly different whatever
             the z-test says (:func:`~mlflow_imbalance.report.analysis._common.intervals_apart`).
+        ranges: η -> :class:`~mlflow_imbalance.report.analysis.robust.DecideRange` for the
+            verdicts decided over a range of η (an estimated batch, ``decide_over``).
+
+    Runs too small to be judged are never the verdict's run (they come last in the orders);
+    under the cost criterion flagging nothing or everything wins where no run is shown to beat
+    it, and a range is decided by least worst-case regret (:mod:`.robust`).
     """
+    from dataclasses import replace as _replace
+
+    from mlflow_imbalance.report.analysis import robust as _robust
+
     intervals = intervals or {}
+    ranges = ranges or {}
     key = "cost" if opts.costs_given else opts.primary_metric
-    by_name = {r.name: r for r in runs}
-    counts = {r.name: r.counts for r in runs}
+    judged, not_judged = _robust.judged_runs(runs)
+    by_name = {r.name: r for r in judged}
+    counts = {r.name: r.counts for r in judged}
+    all_counts = {r.name: r.counts for r in runs}
+    compared = tuple(r.name for r in judged)
+    ids = tuple(r.run_id for r in judged)
+    costs = (opts.cost_fp, opts.cost_fn) if opts.costs_given else (None, None)
     out: list[Verdict] = []
     orders: dict[float, list[str]] = {}
     for eta, j in zip(etas, table_index, strict=True):
-        vals = criterion_values(counts, eta, opts)
-        order = _order({n: v[key] for n, v in vals.items()}, key)
-        orders[eta] = order
-        best = order[0]
-        pt = _deployed_point(unc, best, counts[best], eta, key, opts)
-        cmp = _compare_runner(
-            key, order, vals, by_name, eta, j, opts, unc, seed_for, intervals, fint
-        )
-        crit = _criterion_intervals(intervals, key, j, (best, cmp.runner))
-        disagree = _disagree(vals, order, key, opts)
-        text = _verdict_text(
-            eta, best, key, vals, pt, cmp, crit, disagree, opts, (fmt, feta, fint, fci)
-        )
-        out.append(_verdict(eta, best, key, vals, pt, cmp, crit, disagree, text))
+        # every run in the tables' order; runs too small to be judged come last
+        all_vals = criterion_values(all_counts, eta, opts)
+        small = [r.name for r in runs if r.name not in by_name]
+        order = _order({n: all_vals[n][key] for n in by_name}, key)
+        orders[eta] = [*order, *_order({n: all_vals[n][key] for n in small}, key)]
+        if not judged:
+            v = _robust.none_judged(eta, key, _LABELS[key], not_judged, opts, feta)
+        else:
+            vals = {n: all_vals[n] for n in by_name}
+            best = order[0]
+            pt = _deployed_point(unc, best, counts[best], eta, key, opts)
+            cmp = _compare_runner(
+                key, order, vals, by_name, eta, j, opts, unc, seed_for, intervals, fint
+            )
+            crit = _criterion_intervals(intervals, key, j, (best, cmp.runner))
+            disagree = _disagree(vals, order, key, opts)
+            text = _verdict_text(
+                eta, best, key, vals, pt, cmp, crit, disagree, opts, (fmt, feta, fint, fci)
+            )
+            v = _verdict(eta, best, key, vals, pt, cmp, crit, disagree, text)
+            v = _replace(
+                v, run_id=by_name[best].run_id, cost_fp=costs[0], cost_fn=costs[1],
+                compared=compared, compared_ids=ids, not_judged=not_judged,
+            )  # fmt: skip
+            if key == "cost":
+                v = _robust.trivial_rule(v, eta, opts, fmt, feta, fint)
+        if not_judged and v.decision != "none_judged":
+            v = _replace(
+                v, text=f"{v.text} Not judged (too few test cases): {'; '.join(not_judged)}."
+            )
+        rng = ranges.get(float(eta))
+        if rng is not None:
+            v = _robust.over_range(v, rng, counts, unc, opts, seed_for, (fmt, feta, fint, fci))
+        out.append(v)
     return out, orders
 
 

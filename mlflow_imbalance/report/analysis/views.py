@@ -107,6 +107,7 @@ def verdict_view(
         "value": fmt(_scaled(v.value, v)),  # as the tables write the criterion
         "value_unit": f"per {per} cases" if v.criterion_key == "cost" else "",
         "threshold": "none (flag nothing)" if inf_thr else fmt(v.threshold, 4),
+        "run_attr": v.run or "",
         "per": per,
         "alerts": count(v.alerts, fint),
         "caught": count(v.caught, fint),
@@ -134,6 +135,44 @@ def verdict_view(
         ),
         "text": v.text,
         "source": "",  # "estimated from production batch …" at the estimated η
+        **_decision_view(v, fmt, feta, fint, fci),
+    }
+
+
+def _decision_view(v: Any, fmt: Any, feta: Any, fint: Any, fci: Any) -> dict[str, Any]:
+    """The verdict's decision (run, nothing, everything, none judged) and its range of η."""
+    from mlflow_imbalance.report.analysis.robust import action_text
+
+    lo, hi = float(v.prevalence_low), float(v.prevalence_high)
+    ranged = hi > lo
+    per = fint(v.per)
+
+    def end(f: Any) -> dict[str, str]:
+        e = float(f["prevalence"])
+        return {
+            "eta": feta(e) if e > 0 else "0",
+            "alerts": count(f["alerts"], fint),
+            "caught": count(f["caught"], fint),
+            "positives": count(v.per * e, fint),
+            "precision": "–" if math.isnan(f["precision"]) else fmt(f["precision"], 3),
+        }
+
+    at = v.at_estimate
+    differs = at is not None and (at.decision, at.run, at.threshold if at.decision == "run"
+                                  else None) != (v.decision, v.run, v.threshold
+                                                 if v.decision == "run" else None)  # fmt: skip
+    return {
+        "decision": v.decision,
+        "action": action_text(v, fmt),
+        "range": f"{feta(lo) if lo > 0 else '0'} – {feta(hi)}" if ranged else "",
+        "regret": (None if v.regret is None else fmt(float(v.regret) * v.per)),
+        "regret_unit": f"per {per} cases",
+        "ends": [end(v.at_low), end(v.at_high)] if ranged and v.at_low else [],
+        "at_estimate": action_text(at, fmt) if differs else "",
+        "drift": v.drift,
+        "why": v.test if v.decision in ("nothing", "everything") else "",
+        "not_judged": list(v.not_judged),
+        "batch": v.batch,
     }
 
 
