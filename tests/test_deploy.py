@@ -173,6 +173,18 @@ def test_the_loop_on_a_real_server(mlflow_server, tmp_path, monkeypatch):
     mv = mi.register_decision(v, name="fraud", alias="champion", report=w["report"])
     t = float(mv.tags["mlflow_imbalance.decision.threshold"])
     assert t == v.threshold  # full precision
+    assert v.run_id == w["runs"][v.run]  # the verdict's own run id (issue 37's fields)
+    tags0 = mv.tags
+    assert tags0["mlflow_imbalance.decision.run_id"] == v.run_id
+    assert tags0["mlflow_imbalance.decision.response"] == "predict_proba[:, 1]"
+    assert float(tags0["mlflow_imbalance.decision.cost_fn"]) == COSTS[1]
+    assert float(tags0["mlflow_imbalance.decision.prevalence"]) == ETA_TEST
+    assert all(len(x.encode()) <= 5000 for x in tags0.values())
+    assert repr(t) in mv.description
+    dec_run0 = tags0["mlflow_imbalance.decision.decision_run_id"]
+    rec = mlflow.artifacts.load_dict(f"runs:/{dec_run0}/decision/decision.json")
+    assert sorted(c["run_id"] for c in rec["compared"]) == sorted(w["runs"].values())
+    assert MlflowClient(uri).get_run(v.run_id).info.status == "FINISHED"
     winner = w["models"][v.run]
     X = w["X_te"][:400]
     if v.run == "nb_one":
@@ -346,3 +358,37 @@ def test_a_generic_pyfunc_model_is_wrapped(tracking_uri):
     np.testing.assert_array_equal(np.asarray(m.predict(X)).ravel(), (score >= t).astype(int))
     res = mi.check_decision("generic@prod")
     assert res.status == "unknown" and "no production batch" in res.reason
+
+
+def test_the_report_section_escapes_what_users_named(tracking_uri):
+    """``report --model``'s section renders the record's strings autoescaped."""
+    from mlflow_imbalance.core.counts import RocCounts
+
+    rng = np.random.default_rng(5)
+    y = (rng.random(1500) < 0.2).astype(int)
+    evil = "<script>alert(1)</script>"
+    decision = {
+        "model": "fraud/1",
+        "asked": "fraud@champion",
+        "run": evil,
+        "run_id": "abc",
+        "threshold_text": "0.5",
+        "response": "predict_proba[:, 1]",
+        "eta_text": "0.1",
+        "source": "typed",
+        "batch": "",
+        "costs_text": "C_FP = 1, C_FN = 10",
+        "regret": None,
+        "regret_text": "n/a",
+        "tolerance": 0.1,
+        "tolerance_text": "0.1",
+        "created_at": "now",
+        "compared": [{"name": evil, "run_id": "abc"}],
+        "checks": [],
+        "latest": None,
+    }
+    rep = mi.build_report({"a": RocCounts.from_scores(y, rng.normal(size=1500) + y)},
+                          n_bootstrap=0, progress=False, decision=decision)  # fmt: skip
+    assert 'id="registered-decision"' in rep.html
+    assert evil not in rep.html and "&lt;script&gt;alert(1)&lt;/script&gt;" in rep.html
+    assert rep.html.index('id="registered-decision"') < rep.html.index('id="verdict"')

@@ -44,6 +44,7 @@ from mlflow_imbalance.deploy.record import (
 )
 from mlflow_imbalance.stats.robust import best_cost, decision_cost, minimax_regret, worst_regret
 from mlflow_imbalance.tracking._store import bounded_store
+from mlflow_imbalance.tracking.load import _no_mlflow_progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -202,6 +203,7 @@ def _judge(
     counts: Mapping[str, Any],
     ids: Mapping[str, str | None],
     model: str,
+    winner: str,
 ) -> DecisionCheck:
     """The check of one batch record (``list_production_batches``'s)."""
     est = batch.get("estimate") or {}
@@ -238,7 +240,6 @@ def _judge(
         )
     lo, hi = base["eta_low"], base["eta_high"]
     cfp, cfn = float(rec.cost_fp), float(rec.cost_fn)  # type: ignore[arg-type]
-    winner = rec.run
     tpr, fpr = _rates(counts[winner], rec.threshold)
     regret = worst_regret(tpr, fpr, counts, lo, hi, cfp, cfn)
     choice = minimax_regret(counts, lo, hi, cfp, cfn)
@@ -339,7 +340,7 @@ def check_decision(
     ):
         raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r:.80}")
     uri = _registry.usable_uri(tracking_uri, must_exist=True)
-    with bounded_store(uri, "; nothing was checked"):
+    with bounded_store(uri, "; nothing was checked"), _no_mlflow_progress_bar():
         c = _registry.client(uri)
         mv = _registry.model_version(c, model_uri)
         rec = _registry.read_record(c, mv)
@@ -372,16 +373,20 @@ def _check(c: Any, uri: str, mv: Any, rec: DecisionRecord, tolerance: float | No
         )
     counts: dict[str, Any] = {}
     ids: dict[str, str | None] = {}
-    for item in rec.compared:
+    items = [*rec.compared]
+    if not any(i.get("run_id") == rec.run_id for i in items):
+        items.append({"name": rec.run, "run_id": rec.run_id})
+    for item in items:
         rid = item.get("run_id")
-        if rid:
-            key = str(item.get("name") or rid)
-            counts[key] = load_counts(rid, rec.counts_name, tracking_uri=uri)
-            ids[key] = rid
-    if rec.run not in counts:
-        counts[rec.run] = load_counts(rec.run_id, rec.counts_name, tracking_uri=uri)
-        ids[rec.run] = rec.run_id
-    results = [_judge(rec, tol, b, counts, ids, model) for b in batches]
+        if not rid or rid in ids.values():
+            continue
+        key = str(item.get("name") or rid)
+        if key in counts:  # two runs of one name: tell them apart
+            key = f"{key} ({str(rid)[:8]})"
+        counts[key] = load_counts(rid, rec.counts_name, tracking_uri=uri)
+        ids[key] = rid
+    winner = next(k for k, i in ids.items() if i == rec.run_id)
+    results = [_judge(rec, tol, b, counts, ids, model, winner) for b in batches]
     history = tuple({k: v for k, v in r.as_dict().items() if k != "history"} for r in results[:-1])
     latest = results[-1]
     return DecisionCheck(**{**latest.as_dict(), "history": history})
@@ -412,9 +417,15 @@ def _write(c: Any, mv: Any, rec: DecisionRecord, result: DecisionCheck) -> None:
     if not rec.decision_run_id or result.batch is None:
         return
     rows = [*result.history, {k: v for k, v in result.as_dict().items() if k != "history"}]
+    done = {
+        e.path.rsplit("/", 1)[-1].removesuffix(".json")
+        for e in c.list_artifacts(rec.decision_run_id, CHECKS_DIR)
+    }
+    # the metric history: one point per batch (earlier batches once; the latest each time)
+    fresh = [r for r in rows[:-1] if r["batch"] not in done] + rows[-1:]
     stamp = int(time.time() * 1000)
     metrics = []
-    for r in rows:
+    for r in fresh:
         step = int(r["order"])
         values = {
             "regret": r.get("regret"),
@@ -440,7 +451,7 @@ def check_history(model: str, *, tracking_uri: str | None = None) -> list[dict[s
     The ``checks/<batch>.json`` files of its decision run; empty when never checked.
     """
     uri = _registry.usable_uri(tracking_uri, must_exist=True)
-    with bounded_store(uri):
+    with bounded_store(uri), _no_mlflow_progress_bar():
         c = _registry.client(uri)
         rec = _registry.read_record(c, _registry.model_version(c, model))
         return read_checks(c, rec)

@@ -37,6 +37,7 @@ from mlflow_imbalance.deploy.record import (
 from mlflow_imbalance.deploy.wrap import SERVED, build_decision_model, find_source_model
 from mlflow_imbalance.stats.robust import decision_cost
 from mlflow_imbalance.tracking._store import bounded_store
+from mlflow_imbalance.tracking.load import _no_mlflow_progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -266,7 +267,7 @@ def register_decision(
             "regret": None,
             "compared": [{"name": "", "run_id": str(r)} for r in (compared or [run_id])],
         }
-    with bounded_store(uri, "; nothing was registered"):
+    with bounded_store(uri, "; nothing was registered"), _no_mlflow_progress_bar():
         return _register(fields, name, alias, model_uri, tol, response, report, counts_name, uri)
 
 

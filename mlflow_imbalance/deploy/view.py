@@ -12,6 +12,7 @@ from typing import Any
 from mlflow_imbalance.deploy import _registry
 from mlflow_imbalance.deploy.check import read_checks
 from mlflow_imbalance.tracking._store import bounded_store
+from mlflow_imbalance.tracking.load import _no_mlflow_progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ def read_decision(model: str, *, tracking_uri: str | None = None) -> dict[str, A
         ValueError: an unusable URI, an unknown model or alias, a version without a decision.
     """
     uri = _registry.usable_uri(tracking_uri, must_exist=True)
-    with bounded_store(uri):
+    with bounded_store(uri), _no_mlflow_progress_bar():
         c = _registry.client(uri)
         mv = _registry.model_version(c, model)
         rec = _registry.read_record(c, mv)
