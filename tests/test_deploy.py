@@ -392,3 +392,61 @@ def test_the_report_section_escapes_what_users_named(tracking_uri):
     assert 'id="registered-decision"' in rep.html
     assert evil not in rep.html and "&lt;script&gt;alert(1)&lt;/script&gt;" in rep.html
     assert rep.html.index('id="registered-decision"') < rep.html.index('id="verdict"')
+
+
+def _one_model_decision(threshold_quantile: float = 0.9) -> tuple:
+    """One logistic regression logged and registered directly (no report): (est, run id, t)."""
+    import mlflow
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(6)
+    X_tr, y_tr = _data(rng, 3000, 0.3)
+    X_te, y_te = _data(rng, 5000, ETA_TEST)
+    est = LogisticRegression().fit(X_tr, y_tr)
+    s = est.predict_proba(X_te)[:, 1]
+    with mlflow.start_run(run_name="lr") as run:
+        mlflow.sklearn.log_model(est, name="model", input_example=X_te[:3], pip_requirements=REQS)
+        mi.log_scores(y_te, s, log_figures=False, n_bootstrap=0)
+    t = float(np.quantile(s, threshold_quantile))
+    mi.register_decision(run_id=run.info.run_id, threshold=t, prevalence=ETA_TEST, costs=COSTS,
+                         name="direct", alias="prod")  # fmt: skip
+    return est, run.info.run_id, t
+
+
+def test_a_drifted_batch_is_unknown_not_a_verdict(tracking_uri):
+    """Negatives' scores shifted (not prior shift): the check fails, the status is unknown."""
+    est, run_id, _ = _one_model_decision()
+    X, y = _data(np.random.default_rng(7), 20000, ETA_TEST)
+    X[y == 0, 0] += 0.6  # the negatives drift towards the positives
+    mi.log_production_scores(est.predict_proba(X)[:, 1], batch="drift", run_id=run_id)
+    rec = mi.list_production_batches(run_id)["drift"]
+    assert rec["estimate"]["check_passed"] is False  # the premise, from the logged record
+    res = mi.check_decision("direct@prod")
+    assert res.status == "unknown" and res.exit_code == 5
+    assert "prior-shift check failed" in res.reason and res.check_passed is False
+    r = _cli("check", "--model", "models:/direct@prod", uri=tracking_uri)
+    assert r.returncode == 5 and "UNKNOWN" in r.stdout
+
+
+def test_a_dead_server_is_named_within_the_budget(unreachable_tracking_uri):
+    from mlflow_imbalance.tracking._store import TrackingServerUnreachable
+
+    t0 = time.monotonic()
+    with pytest.raises(TrackingServerUnreachable, match=unreachable_tracking_uri):
+        mi.check_decision("fraud@champion", tracking_uri=unreachable_tracking_uri)
+    assert time.monotonic() - t0 < 10
+    r = _cli("check", "--model", "fraud@champion", uri=unreachable_tracking_uri)
+    assert r.returncode == 1 and unreachable_tracking_uri in r.stderr
+
+
+def test_a_failed_registration_deletes_what_it_created(tracking_uri):
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    from mlflow_imbalance.deploy.register import _clean_up
+
+    with mlflow.start_run() as run:
+        pass
+    left = _clean_up(MlflowClient(), "fraud", None, None, run.info.run_id)
+    assert f"deleted decision run {run.info.run_id}" in left
+    assert MlflowClient().get_run(run.info.run_id).info.lifecycle_stage == "deleted"
