@@ -174,6 +174,21 @@ class DecisionCheck:
         return "\n".join(lines)
 
 
+def _prior_shift_level(est: Mapping[str, Any]) -> float:
+    """The prior-shift check's level: the package's one level where it exists.
+
+    ``stats.prevalence.PRIOR_SHIFT_LEVEL`` (being unified by issue 37's follow-up); until then
+    the level the batch was logged with (``check_alpha``), else 0.01 (``estimate_prevalence``'s
+    default).
+    """
+    from mlflow_imbalance.stats import prevalence
+
+    level = getattr(prevalence, "PRIOR_SHIFT_LEVEL", None)
+    if level is None:
+        level = est.get("check_alpha") or 0.01
+    return float(level)
+
+
 def _rates(counts: Any, threshold: float) -> tuple[float, float]:
     from mlflow_imbalance.deploy.register import decision_rates
 
@@ -223,7 +238,7 @@ def _judge(
             "unknown", f"batch {batch['batch']} has no η estimate ({note})", **base
         )
     p = est.get("prior_shift_p")
-    passed = bool(est.get("check_passed", True))
+    passed = p is None or not float(p) < _prior_shift_level(est)
     base.update(
         eta=float(value),
         eta_low=float(interval[0]),
