@@ -184,6 +184,8 @@ def test_the_loop_on_a_real_server(mlflow_server, tmp_path, monkeypatch):
     assert tags0["mlflow_imbalance.decision.response"] == "predict_proba[:, 1]"
     assert float(tags0["mlflow_imbalance.decision.cost_fn"]) == COSTS[1]
     assert float(tags0["mlflow_imbalance.decision.prevalence"]) == ETA_TEST
+    # a typed η: the verdict's threshold is the best there, so its regret over [η, η] is 0
+    assert float(tags0["mlflow_imbalance.decision.regret"]) == pytest.approx(0.0, abs=1e-12)
     assert all(len(x.encode()) <= 5000 for x in tags0.values())
     assert repr(t) in mv.description
     dec_run0 = tags0["mlflow_imbalance.decision.decision_run_id"]

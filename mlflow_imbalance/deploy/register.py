@@ -35,7 +35,7 @@ from mlflow_imbalance.deploy.record import (
     now_iso,
 )
 from mlflow_imbalance.deploy.wrap import SERVED, build_decision_model, find_source_model
-from mlflow_imbalance.stats.robust import decision_cost
+from mlflow_imbalance.stats.robust import decision_cost, worst_regret
 from mlflow_imbalance.tracking._store import bounded_store
 from mlflow_imbalance.tracking.load import _no_mlflow_progress_bar
 
@@ -296,6 +296,14 @@ def _register(
     counts = load_counts(f["run_id"], counts_name, tracking_uri=uri)
     costs = f["costs"]
     regret = f["regret"]
+    if regret is None and costs is not None:  # e.g. a typed η: the regret over [η, η]
+        by_id = {f["run_id"]: counts}
+        for item in f["compared"]:
+            rid = item.get("run_id")
+            if rid and rid not in by_id:
+                by_id[rid] = load_counts(rid, counts_name, tracking_uri=uri)
+        tpr, fpr = decision_rates(counts, f["threshold"])
+        regret = worst_regret(tpr, fpr, by_id, f["prevalence_low"], f["prevalence_high"], *costs)
     if tol is None and costs is not None:
         tpr, fpr = decision_rates(counts, f["threshold"])
         own = float(decision_cost(tpr, fpr, f["prevalence"], *costs))
