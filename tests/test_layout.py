@@ -23,6 +23,7 @@ LAYERS = (
     ("plots",),
     ("tracking",),
     ("synthetic",),
+    ("deploy",),
     ("report",),
     ("integrations",),
 )

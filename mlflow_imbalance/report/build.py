@@ -68,6 +68,7 @@ def build_report(
     decide_over: tuple[float, float] | str | None = None,
     pdf: str | os.PathLike[str] | None = None,
     paper: str = "letter",
+    decision: Mapping[str, Any] | None = None,
 ) -> Report:
     """Build the HTML report comparing runs across prevalences.
 
@@ -134,6 +135,8 @@ def build_report(
             collapsed section open, no browser header or footer), from ``output`` (or a
             temporary copy of the HTML when ``output`` is None).
         paper: the PDF's paper size, ``"letter"`` (default) or ``"a4"``.
+        decision: a registered decision to show first
+            (:func:`mlflow_imbalance.deploy.read_decision`; ``mlflow-imbalance report --model``).
 
     Returns:
         The :class:`Report` (``.html``, ``.verdict``, ``.skipped``, ``.notes``,
@@ -166,7 +169,9 @@ def build_report(
                        use_production=production is not False)  # fmt: skip
     notify = progress_callback(progress)
     try:
-        report = _build(runs_or_counts, opts, output, experiment, notify, skipped, name, prod)
+        report = _build(
+            runs_or_counts, opts, output, experiment, notify, skipped, name, prod, decision
+        )
     finally:
         notify.close()
     if pdf is not None:
@@ -200,6 +205,7 @@ def _build(
     skipped: Sequence[SkippedRun],
     name: str | None,
     production: Mapping[str, Mapping[str, Any]] | None = None,
+    decision: Mapping[str, Any] | None = None,
 ) -> Report:
     timings: dict[str, float] = {}
     cpu: dict[str, float] = {}
@@ -267,6 +273,7 @@ def _build(
                 + ". Pass name= (--name) to choose the set explicitly.",
             }
         )
+    context["registered_decision"] = dict(decision) if decision else None
     context["generated_at"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     t0, c0 = time.perf_counter(), time.process_time()
     html = render_html(context)

@@ -379,6 +379,12 @@ def _tracking_options(f: Callable[..., Any]) -> Callable[..., Any]:
     "file is called), e.g. --log-to-run 1f2e3d....",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no summary line.")
+@click.option(
+    "--model",
+    metavar="NAME@ALIAS",
+    help="A registered decision (mlflow_imbalance.register_decision): shown first, with its "
+    "compared runs (the default runs), its η and costs (the defaults) and its check history.",
+)
 def report(
     experiment: str | None,
     run_ids: tuple[str, ...],
@@ -402,6 +408,7 @@ def report(
     paper: str,
     log_to_run: str | None,
     quiet: bool,
+    model: str | None = None,
 ) -> None:
     """Write the HTML report comparing runs across prevalences.
 
@@ -417,7 +424,7 @@ def report(
     exit status is 2. Runs of --experiment that cannot be used are left out with a warning
     line each (and listed in the report); the exit status stays 0.
     """
-    if experiment is None and not run_ids:
+    if experiment is None and not run_ids and not model:
         raise click.UsageError("give --experiment NAME and/or at least one --run-id ID")
     from mlflow_imbalance.report import load as _loading
     from mlflow_imbalance.report.build import build_report
@@ -438,6 +445,16 @@ def report(
 
         check_decide_over(decide_over)
         uri = check_store(tracking_uri)
+        decision = None
+        if model:
+            from mlflow_imbalance.deploy import read_decision
+
+            decision = read_decision(model, tracking_uri=uri)
+            if experiment is None and not run_ids:
+                run_ids = tuple(decision["compared_ids"])
+            prevalences = prevalences or (decision["eta"],)
+            if cost_fp is None and cost_fn is None and decision["cost_fp"] is not None:
+                cost_fp, cost_fn = decision["cost_fp"], decision["cost_fn"]
     costs = None
     if cost_fp is not None or cost_fn is not None:  # the one left out is 1, as documented
         costs = {
@@ -482,6 +499,7 @@ def report(
                 experiment=exp_name or exp_loaded,
                 progress=progress,
                 skipped=skipped,
+                decision=decision,
             )
         finally:
             progress.close()
@@ -625,6 +643,41 @@ def log_report_to_run(
             f"Logged the report to run {terminal_safe(run_id)} as {REPORT_ARTIFACT}.", err=True
         )
     return REPORT_ARTIFACT
+
+
+@main.command(name="check")
+@click.option(
+    "--model",
+    "-m",
+    metavar="NAME@ALIAS",
+    required=True,
+    help="The registered decision: NAME@ALIAS, NAME/VERSION or models:/... .",
+)
+@click.option(
+    "--tolerance",
+    type=float,
+    metavar="TAU",
+    help="Regret per case the decision may lose (default: the registered τ).",
+)
+@click.option("--no-record", is_flag=True, help="Do not write the result to the registry.")
+@_tracking_options
+def check(model: str, tolerance: float | None, no_record: bool, tracking_uri: str | None) -> None:
+    """Check a registered decision against the production batches logged since it was made.
+
+    Prints the result and exits 0 (holds), 3 (retune: same model, new threshold), 4
+    (reconsider: another run or no model would be better) or 5 (unknown: η not pinned down,
+    the prior-shift check failed, or no batch yet); 1-2 are errors. The result is also written
+    to the model version's tags (mlflow_imbalance.check.*) unless --no-record.
+    """
+    from mlflow_imbalance.deploy import check_decision
+
+    with cli_errors():
+        uri = check_store(tracking_uri)
+        result = check_decision(model, tolerance=tolerance, tracking_uri=uri,
+                                record=not no_record)  # fmt: skip
+    for line in result.text.splitlines():
+        click.echo(terminal_safe(line))
+    sys.exit(result.exit_code)
 
 
 @main.command(name="list")
