@@ -284,14 +284,14 @@ def _deployment_stage(runs: Sequence[Any], opts: Any) -> tuple[Deployment, Any]:
 
 #: Prevalences (log-spaced over the report's range) at which each judged run embeds the upper
 #: limit of its lowest expected cost for the live verdict's "beats flagging nothing" rule.
-LIVE_COST_POINTS = 40
+LIVE_COST_POINTS = 24
 
 
 def _live_rules(data: dict, fr: _Frame, point: Mapping[str, Any], seed_for: Callable) -> None:
     """What the live verdict needs to apply the printed verdict's rules at any η.
 
     Each run gets ``judged`` (runs too small to be judged never win); with costs and replicates
-    each judged run gets ``cost_hi``: the upper limit of its lowest expected cost on a log grid
+    each judged leading run (the runs drawn, :data:`~.charts.MAX_LEAD` at most) gets ``cost_hi``: the upper limit of its lowest expected cost on a log grid
     (:func:`mlflow_imbalance.stats.robust.lowest_cost_limits`, seeded per run) and, at the
     chosen prevalences, exactly the tables' limit the printed verdict used.
     """
@@ -306,7 +306,9 @@ def _live_rules(data: dict, fr: _Frame, point: Mapping[str, Any], seed_for: Call
         if r is None:
             continue
         item["judged"] = not not_judged_reason(r.counts)
-        if not (item["judged"] and opts.costs_given and opts.n_bootstrap) or r.counts.weighted:
+        if not (item["judged"] and item.get("lead") and opts.costs_given and opts.n_bootstrap):
+            continue  # runs beyond the leading ones are not checked live (one bootstrap each)
+        if r.counts.weighted:
             continue
         seed = seed_for(opts.seed, r.name, "live-cost")
         _, hi = lowest_cost_limits(
