@@ -291,9 +291,11 @@ def _live_rules(data: dict, fr: _Frame, point: Mapping[str, Any], seed_for: Call
     """What the live verdict needs to apply the printed verdict's rules at any η.
 
     Each run gets ``judged`` (runs too small to be judged never win); with costs and replicates
-    each judged leading run (the runs drawn, :data:`~.charts.MAX_LEAD` at most) gets ``cost_hi``: the upper limit of its lowest expected cost on a log grid
+    each judged leading run (the runs drawn, :data:`~.charts.MAX_LEAD` at most) gets
+    ``cost_hi``: the upper limit of its lowest expected cost on a log grid
     (:func:`mlflow_imbalance.stats.robust.lowest_cost_limits`, seeded per run) and, at the
-    chosen prevalences, exactly the tables' limit the printed verdict used.
+    chosen prevalences, exactly the tables' limit the printed verdict used. A run outside the
+    leading ones has no limits in the page, and the live verdict keeps its decision there.
     """
     from mlflow_imbalance.report.analysis.robust import not_judged_reason
     from mlflow_imbalance.stats.robust import lowest_cost_limits
