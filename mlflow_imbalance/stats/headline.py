@@ -332,9 +332,11 @@ def headline_intervals(
             ex = optimal_operating_point(counts, etas, *cost).cost
         ex = np.atleast_1d(np.asarray(ex, dtype=float))
         est_thin = stat["cost"].estimate(thin)
+        cap = np.minimum(etas * cost[1], (1.0 - etas) * cost[0])  # flag nothing / everything
         low, high = min_cost_interval(
-            reps["cost"], reps["cost:base"], est_thin, ex, conf, chosen=reps["cost:chosen"]
-        )
+            reps["cost"], reps["cost:base"], est_thin, ex, conf, chosen=reps["cost:chosen"],
+            cap=cap,
+        )  # fmt: skip
         out["cost"] = np.column_stack([low, high])
     info = {
         "n_boot": int(n_boot),
