@@ -203,6 +203,18 @@ class PrevalenceEstimate:
         return f"{_fmt(self.estimate)} [{_fmt(self.low)}, {_fmt(self.high)}]"
 
     @property
+    def check_text(self) -> str:
+        """``"passes (p = 0.017)"``, ``"FAILS (p = 0.0049)"`` or ``"not run"``: for a table cell.
+
+        Pass or fail by :attr:`check_passed`; the p-value with as many digits as keep it on its
+        side of :attr:`check_alpha` (0.0496 is not written "0.05" beside "FAILS" at 0.05).
+        """
+        if math.isnan(self.prior_shift_p):
+            return "not run"
+        verdict = "passes" if self.check_passed else "FAILS"
+        return f"{verdict} ({_fmt_p(self.prior_shift_p, self.check_alpha)})"
+
+    @property
     def check_passed(self) -> bool:
         """True unless the prior-shift check failed: ``not prior_shift_p < check_alpha``.
 
@@ -231,13 +243,15 @@ def _pct(x: float) -> str:
 def _fmt_p(p: float, level: float = PRIOR_SHIFT_LEVEL) -> str:
     """``p = 0.017`` with as few digits (two or more) as keep ``p`` on its side of ``level``.
 
-    A p-value of 0.0496 at level 0.05 reads ``p = 0.0496``, not ``p = 0.05`` beside "fails".
+    A p-value of 0.0496 at level 0.05 reads ``p = 0.0496``, not ``p = 0.05`` beside "fails"
+    (nor is 0.0504 written as the level itself).
     """
     if p < 0.001 and level > 0.001:
         return "p < 0.001"
     for digits in range(2, 17):
         shown = f"{p:.{digits}g}"
-        if (float(shown) < level) == (p < level):
+        v = float(shown)
+        if (v < level) == (p < level) and (v != level or p == level):
             return f"p = {shown}"
     return f"p = {p!r}"
 
