@@ -26,7 +26,8 @@ the drift cells (docs/statistics.md, "The prior-shift check's level").
     .venv/bin/python benchmarks/bench_prevalence.py --full     # every cell, R = 200
     .venv/bin/python benchmarks/bench_prevalence.py --full --reps 1000 \
         --only binormal:200/20000:1e4:0.01                        # one cell, closer
-    nice .venv/bin/python benchmarks/bench_prevalence.py --drift --reps 1000   # the level, ~15 min
+    nice .venv/bin/python benchmarks/bench_prevalence.py --drift --reps 1000   # the level, 41 min
+                                                         # on 2 workers at load average 12
 
 Replicates run in a process pool of ``--workers`` (default 2) with one thread each.
 """

@@ -300,8 +300,8 @@ def test_check_sees_a_small_shift_of_the_negatives_bulk() -> None:
     wide where negatives dominate) nearly as expected: the Pearson statistic alone flagged 63 %
     of such batches at N = 10^5 (bench_prevalence, R = 200). The cumulative statistic on finer
     bins sees the bulk move: at least 8 of 10 batches must fail here (96-98 % measured; P(<= 7
-    of 10) < 0.002 at that power), and at most 2 of 10 prior-shift batches (level about 1 %,
-    0.91 % of 60,000 measured)."""
+    of 10) < 0.002 at that power), and at most 2 of 10 prior-shift batches (level 5 %: 5.1 % of
+    4,000 measured; P(>= 3 of 10) = 0.012 at that level)."""
     rng = np.random.default_rng(33)
     n = 100_000
     flagged = {0.0: 0, 0.05: 0}
