@@ -105,7 +105,7 @@ def main() -> None:
         e = prod.estimate
         say(
             f"  {name:20s} estimated η {e.brief} (true {TRUE_PRODUCTION_ETA}); "
-            f"prior-shift check p = {e.prior_shift_p:.2f}"
+            f"prior-shift check {e.check_text}"
         )
     test_eta = float(np.mean(y_te))
     print(f"test prevalence {test_eta:.3f}; deployment prevalences {DEPLOYMENT}")

@@ -31,7 +31,7 @@ from mlflow_imbalance.report.cli import main
 COSTS = {"fp": 1, "fn": 100}
 ETAS = (1e-4, 1e-3)
 #: the η of each deployment prevalence as the card's and the report's sentences write it (one way)
-ETA_CARD = ETA_REPORT = {1e-4: "1e-4", 1e-3: "0.001"}
+ETA_CARD = ETA_REPORT = {1e-4: "1e-4", 1e-3: "0.001", 2e-3: "0.002"}
 NUMBER = r"-?[\d,]*\.?\d+(?:e-?\d+)?"
 
 
@@ -335,3 +335,148 @@ def test_old_argument_spellings_warn_and_keep_working(tracking_uri):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the new spellings do not warn
         ImbalanceCallback(s[:, None], y, prevalences=[1e-3], costs=COSTS)
+
+
+# ---------------------------------------------------------------------------- one interval
+#: an interval as printed: "[2,097, 2,693]" (the thousands separator is part of the number)
+INTERVAL = r"\[-?[\d,]*\.?\d+(?:e-?\d+)?, -?[\d,]*\.?\d+(?:e-?\d+)?\]"
+
+
+def _printed(lo: float, hi: float) -> str:
+    """An interval as the card, the report's verdict and its tables print it (3 digits)."""
+    from mlflow_imbalance._numbers import fmt_number
+
+    return f"[{fmt_number(lo, 3)}, {fmt_number(hi, 3)}]"
+
+
+def _shown_intervals(text: str, eta: float, card: bool) -> dict[str, str]:
+    """The cost and precision intervals printed in the first verdict at η of ``text``."""
+    start = re.search(
+        rf"At η = {(ETA_CARD if card else ETA_REPORT)[eta]}(?: \(deployment\))? ?:", text
+    )
+    assert start is not None, f"no verdict at η = {eta} in {text[:2000]!r}"
+    part = text[start.end() :]
+    part = part[: part.find("At η =")] if "At η =" in part else part
+    cost = re.search(rf"(?:lowest expected cost, |Expected cost: ){NUMBER} ({INTERVAL})", part)
+    prec = re.search(rf"[Pp]recision {NUMBER} ({INTERVAL})", part)
+    assert cost and prec, (eta, part[:600])
+    return {"cost": cost.group(1), "precision": prec.group(1)}
+
+
+def _run_cells(report: mi.Report, run: str, eta: float) -> dict[str, str]:
+    """A run's printed intervals in the report's table at η: ``{column key: "[lo, hi]"}``."""
+    table = next(t for t in report.context["tables"] if t.get("eta_value") == repr(eta))
+    row = next(r for r in table["rows"] if r["name"] == run)
+    keys = [c["key"] for c in table["columns"]]
+    return dict(zip(keys, (cell["ci"] for cell in row["cells"]), strict=True))
+
+
+def _log(name: str, mu: float, seed: int, prevalences, n: int = 20_000) -> tuple[str, dict]:
+    """A run logged with the hook's defaults (n_bootstrap, seed, confidence): its id, summary."""
+    y, s = _data(seed=seed, n=n)
+    s = s + (mu - 2.0) * y  # _data separates the classes by 2 SD; move them to mu
+    with mlflow.start_run(run_name=name) as run:
+        mi.log_scores(y, s, prevalences=list(prevalences), costs=COSTS)
+    return run.info.run_id, mi.load_summary(run.info.run_id)
+
+
+def _settings(summary: dict) -> dict:
+    """The report's arguments that equal the logged bootstrap settings (read from the run)."""
+    b = summary["headline"]["bootstrap"]
+    return {"n_bootstrap": b["n_boot"], "seed": b["seed"], "confidence": b["confidence"],
+            "costs": COSTS}  # fmt: skip
+
+
+def test_cost_and_precision_intervals_are_one_interval_everywhere(tracking_uri, tmp_path: Path):
+    """Issue 37: the report's cost and precision intervals of a run at a logged η are the card's
+    and summary.json's, to the character, when the report's replicates, seed, confidence and
+    costs are the logged ones; and a run's intervals do not change when another run is added.
+    """
+    ids, summaries = {}, {}
+    for name, mu, seed in (("strong", 2.0, 0), ("weak", 1.0, 5)):
+        ids[name], summaries[name] = _log(name, mu, seed, ETAS)
+    settings = _settings(summaries["strong"])
+    assert settings == _settings(summaries["weak"])
+    alone = mi.build_report([ids["strong"]], output=tmp_path / "alone.html", **settings)
+    both = mi.build_report([ids["strong"], ids["weak"]], output=tmp_path / "both.html", **settings)
+    html_alone = _text((tmp_path / "alone.html").read_text(encoding="utf-8"))
+    html_both = _text((tmp_path / "both.html").read_text(encoding="utf-8"))
+    client = MlflowClient()
+    cards, metrics = {}, {}
+    for name, run_id in ids.items():
+        (tmp_path / name).mkdir()
+        local = client.download_artifacts(run_id, "imbalance/test/card.html", str(tmp_path / name))
+        cards[name] = _text(Path(local).read_text(encoding="utf-8"))
+        metrics[name] = client.get_run(run_id).data.metrics
+
+    for eta in ETAS:
+        rows = {
+            name: next(r for r in s["headline"]["at_prevalence"] if r["prevalence"] == eta)
+            for name, s in summaries.items()
+        }
+        mc = rows["strong"]["min_cost"]
+        from_summary = {
+            "cost": _printed(*mc["expected_cost_per_cases_interval"]),
+            "precision": _printed(*mc["precision"]["interval"]),
+        }
+        # the value behind the interval is the MLflow metric (the interval itself is not logged)
+        unit = {10_000: "10k", 1_000_000: "1m"}[_per(eta)]
+        key = f"imb/min_cost_per_{unit} {tracking.eta_label(eta)} test"
+        assert metrics["strong"][key] == mc["expected_cost_per_cases"]
+        shown = {"summary.json": from_summary, "card": _shown_intervals(cards["strong"], eta, True)}
+        for label, report, text in (("alone", alone, html_alone), ("both", both, html_both)):
+            v = next(v for v in report.verdict if v.prevalence == eta)
+            assert v.run == "strong", (label, eta, v.text)
+            shown[f"report.verdict ({label})"] = {
+                "cost": _printed(v.value_low * v.per, v.value_high * v.per),
+                "precision": _printed(v.precision_low, v.precision_high),
+            }
+            shown[f"report HTML ({label})"] = _shown_intervals(text, eta, False)
+            cells = _run_cells(report, "strong", eta)
+            shown[f"report table ({label})"] = {k: cells[k] for k in ("cost", "precision")}
+        assert len({tuple(sorted(s.items())) for s in shown.values()}) == 1, (eta, shown)
+        # AP, PR-AUC and max-F1 too: summary.json and the report's tables, for both runs, and a
+        # run's table intervals are the same whether or not the other run is in the report
+        for name in ids:
+            row = rows[name]
+            logged = {k: _printed(*row[k]["interval"]) for k in ("ap", "pr_auc", "max_f1")}
+            logged["cost"] = _printed(*row["min_cost"]["expected_cost_per_cases_interval"])
+            in_both = _run_cells(both, name, eta)
+            assert {k: in_both[k] for k in logged} == logged, (name, eta)
+            if name == "strong":
+                assert _run_cells(alone, name, eta) == in_both
+
+
+def test_lowest_cost_interval_never_exceeds_flagging_nothing(tracking_uri, tmp_path: Path):
+    """Issue 37: the lowest expected cost is a minimum over thresholds that include flagging
+    nothing (η·C_FN per case) and flagging everything ((1−η)·C_FP), so its upper limit is capped
+    there. A weak model (classes 0.7 SD apart) at η = 1e-3 and 2e-3, where its best threshold
+    barely beats flagging nothing: without the cap its upper limits came out 1.003 and 1.0033
+    times η·C_FN (the shifts onto the exact cost and for the minimum's selection bias push them
+    over). The cap is computed here from η and the costs alone; summary.json, the card, the
+    report's verdict and its table print the same interval, whose upper limit is the cap.
+    """
+    etas = (1e-3, 2e-3)
+    run_id, summary = _log("weak", 0.7, 3, etas, n=5000)
+    report = mi.build_report([run_id], output=tmp_path / "r.html", **_settings(summary))
+    text = _text((tmp_path / "r.html").read_text(encoding="utf-8"))
+    local = MlflowClient().download_artifacts(run_id, "imbalance/test/card.html", str(tmp_path))
+    card = _text(Path(local).read_text(encoding="utf-8"))
+    for eta in etas:
+        per = _per(eta)
+        cap = min(eta * COSTS["fn"], (1 - eta) * COSTS["fp"]) * per  # flag nothing: η·C_FN
+        row = next(r for r in summary["headline"]["at_prevalence"] if r["prevalence"] == eta)
+        mc = row["min_cost"]
+        lo, hi = mc["expected_cost_per_cases_interval"]
+        assert np.isfinite(mc["threshold"]) and mc["expected_cost_per_cases"] < cap
+        assert lo <= mc["expected_cost_per_cases"] <= hi
+        assert hi == pytest.approx(cap, rel=1e-12), (eta, hi, cap)  # binding, and not above
+        v = next(v for v in report.verdict if v.prevalence == eta)
+        assert v.value_high * v.per == pytest.approx(cap, rel=1e-12)
+        printed = {
+            "summary.json": _printed(lo, hi),
+            "card": _shown_intervals(card, eta, True)["cost"],
+            "report HTML": _shown_intervals(text, eta, False)["cost"],
+            "report table": _run_cells(report, "weak", eta)["cost"],
+        }
+        assert set(printed.values()) == {_printed(lo, cap)}, printed

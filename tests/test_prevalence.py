@@ -19,7 +19,12 @@ from sklearn.metrics import roc_curve
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.production import ScoreCounts, merge_score_counts
 from mlflow_imbalance.stats import InsufficientDataError
-from mlflow_imbalance.stats.prevalence import INTERVALS, PrevalenceEstimate, estimate_prevalence
+from mlflow_imbalance.stats.prevalence import (
+    INTERVALS,
+    PRIOR_SHIFT_LEVEL,
+    PrevalenceEstimate,
+    estimate_prevalence,
+)
 
 # ----------------------------------------------------------------------------- ScoreCounts
 tied_scores = st.lists(
@@ -258,14 +263,45 @@ def test_check_flags_covariate_shift_and_passes_prior_shift() -> None:
     assert bad.misfit.text in bad.text
 
 
+def test_one_level_and_one_rule_for_the_check() -> None:
+    """Issue 37: one level (PRIOR_SHIFT_LEVEL) is the default, and pass/fail is one property,
+    which the text follows; a p-value near the level is printed on its own side of it."""
+    import dataclasses
+    import inspect
+
+    default = inspect.signature(estimate_prevalence).parameters["check_alpha"].default
+    assert default == PRIOR_SHIFT_LEVEL
+    rng = np.random.default_rng(5)
+    counts = RocCounts.from_scores(*_binormal(rng, 300, 20_000))
+    k = rng.binomial(50_000, 0.01)
+    prod = np.r_[rng.normal(2, 1, k), rng.normal(0, 1, 50_000 - k)]
+    e = estimate_prevalence(counts, prod, n_boot=50, n_check=200)
+    assert e.check_alpha == PRIOR_SHIFT_LEVEL
+    assert e.check_passed == (not e.prior_shift_p < PRIOR_SHIFT_LEVEL)
+    assert ("the prior-shift check passes" in e.text) == e.check_passed
+    assert e.check_text.startswith("passes (p = " if e.check_passed else "FAILS (p = ")
+    # at a level of 0.05, 0.0496 fails and 0.0504 passes: never "p = 0.05" beside either
+    for p, alpha, want in (
+        (0.0496, 0.05, "FAILS (p = 0.0496)"),
+        (0.0504, 0.05, "passes (p = 0.0504)"),
+        (0.017, 0.05, "FAILS (p = 0.017)"),
+        (0.017, 0.01, "passes (p = 0.017)"),
+        (0.0004, 0.01, "FAILS (p < 0.001)"),
+        (float("nan"), 0.01, "not run"),
+    ):
+        r = dataclasses.replace(e, prior_shift_p=p, check_alpha=alpha)
+        assert r.check_text == want, (p, alpha, r.check_text)
+        assert r.check_passed == (want.startswith("passes") or want == "not run")
+
+
 def test_check_sees_a_small_shift_of_the_negatives_bulk() -> None:
     """A shift of both classes' production scores by 0.05 SD at eta = 0.01 moves the estimate
     by about +60 % (benchmark), yet leaves the fit's coarse bins (>= 14 test positives each, so
     wide where negatives dominate) nearly as expected: the Pearson statistic alone flagged 63 %
     of such batches at N = 10^5 (bench_prevalence, R = 200). The cumulative statistic on finer
     bins sees the bulk move: at least 8 of 10 batches must fail here (96-98 % measured; P(<= 7
-    of 10) < 0.002 at that power), and at most 2 of 10 prior-shift batches (level about 1 %,
-    0.91 % of 60,000 measured)."""
+    of 10) < 0.002 at that power), and at most 2 of 10 prior-shift batches (level 5 %: 5.1 % of
+    4,000 measured; P(>= 3 of 10) = 0.012 at that level)."""
     rng = np.random.default_rng(33)
     n = 100_000
     flagged = {0.0: 0, 0.05: 0}

@@ -705,7 +705,8 @@ def test_report_metric_bands_are_prevalence_band_on_the_same_draws():
     """AP, PR-AUC and max-F1 bands against eta are uncertainty.prevalence_band (new default,
     Bayesian count bootstrap) on the same draws; no validity mask, nothing hatched. Scores
     with few distinct values keep every threshold (no thinning), so the bands must agree to
-    rounding; the table intervals are the pointwise version of the same draws."""
+    rounding; the table intervals are the pointwise version of the same construction, on the
+    logging hook's draws (seeded by the report's seed alone)."""
     from mlflow_imbalance import uncertainty
     from mlflow_imbalance.report.analysis.intervals import band_indices
 
@@ -738,11 +739,11 @@ def test_report_metric_bands_are_prevalence_band_on_the_same_draws():
         exact = np.atleast_1d(fn(c, bgrid))
         assert np.all((lo <= exact + 1e-12) & (exact <= hi + 1e-12))
         assert "simultaneous credible band" in label
-        # the table's intervals: pointwise intervals of the same construction, at every eta
+        # the table's intervals: pointwise intervals of the same construction, at every eta,
+        # drawn as the logging hook draws them (seeded by the report's seed alone: issue 37)
         pw = uncertainty.prevalence_band(
-            c, key, etas, n_boot=opts.n_bootstrap, seed=_report_draw_generator(c, opts),
-            simultaneous=False,
-        )  # fmt: skip
+            c, key, etas, n_boot=opts.n_bootstrap, seed=opts.seed, simultaneous=False
+        )
         for j in range(etas.size):
             ref_j = np.clip([pw.low[j], pw.high[j]], 0, 1)
             np.testing.assert_allclose(out[(key, j)], ref_j, rtol=1e-9, atol=1e-11)

@@ -217,7 +217,8 @@ class HeadlineIntervals:
             "minimum over thresholds, biased down, so the draws are moved by that bias "
             f"({_max_split(info['confidence'], mirrored=True)}) and united with their "
             "equal-tailed interval; the upper limit is at least that of the cost at the chosen "
-            "threshold held fixed (no selection); shifted onto the exact cost"
+            "threshold held fixed (no selection) and at most the cost of flagging nothing or "
+            "everything (exact); shifted onto the exact cost"
         )
 
 
@@ -257,10 +258,13 @@ def headline_intervals(
     biased down, so the draws are moved by that bias and alpha is split as max-F1's, mirrored;
     united with the equal-tailed interval, which alone covers where flagging nothing is
     optimal; the upper limit at least the draws' 1 - 0.2 alpha quantile of the cost at the
-    threshold the estimate chose, which involves no selection). It is shifted additively onto
-    the exact cost (a cost is not a proportion, so no logit). Coverage is measured by
-    ``bench_band_coverage.py --cost`` (docs/statistics.md). This is the report's cost
-    interval too.
+    threshold the estimate chose, which involves no selection; at most
+    ``min(eta C_FN, (1 - eta) C_FP)``, the exact cost of flagging nothing or everything, which
+    the lowest cost never exceeds). It is shifted additively onto the exact cost (a cost is not
+    a proportion, so no logit). Coverage is measured by ``bench_band_coverage.py --cost``
+    (docs/statistics.md). The report calls this function for its table and verdict intervals
+    (``report/analysis/intervals.py``, ``_Uncertainty.table_intervals``) with its own B, seed,
+    confidence and costs: the same numbers as the hook's whenever those are the logged ones.
 
     Args:
         counts: unweighted counts.
@@ -332,9 +336,11 @@ def headline_intervals(
             ex = optimal_operating_point(counts, etas, *cost).cost
         ex = np.atleast_1d(np.asarray(ex, dtype=float))
         est_thin = stat["cost"].estimate(thin)
+        cap = np.minimum(etas * cost[1], (1.0 - etas) * cost[0])  # flag nothing / everything
         low, high = min_cost_interval(
-            reps["cost"], reps["cost:base"], est_thin, ex, conf, chosen=reps["cost:chosen"]
-        )
+            reps["cost"], reps["cost:base"], est_thin, ex, conf, chosen=reps["cost:chosen"],
+            cap=cap,
+        )  # fmt: skip
         out["cost"] = np.column_stack([low, high])
     info = {
         "n_boot": int(n_boot),

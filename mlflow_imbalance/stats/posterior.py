@@ -84,6 +84,7 @@ def min_cost_interval(
     exact: Any,
     confidence: float = 0.95,
     chosen: Any = None,
+    cap: Any = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pointwise interval of the lowest expected cost per case, ``(low, high)`` per η.
 
@@ -112,6 +113,13 @@ def min_cost_interval(
     and widened to contain ``exact``. Coverage as measured by ``bench_band_coverage.py
     --cost`` is in docs/statistics.md.
 
+    ``cap``: the cost of the better trivial decision at each η, ``min(η C_FN, (1 - η) C_FP)``
+    (flag nothing, flag everything). Both are among the decisions the minimum runs over and
+    their costs are known exactly (no sampling error), so the true lowest cost never exceeds
+    the cap: the upper limit is clipped there, which cannot lower coverage. Without it the
+    shifts above (selection bias, the move onto ``exact``) printed upper limits above the
+    cost of flagging nothing (503 against 500 per 10,000 cases, issue 37).
+
     Args:
         draws: Bayesian draws of the lowest cost ``(B, M)`` (with the pseudo-negative).
         base: the same draws without it (``"cost:base"`` of ``bayesian_statistics``).
@@ -120,6 +128,8 @@ def min_cost_interval(
         confidence: nominal level.
         chosen: draws of the cost at the estimate's own threshold ``(B, M)`` (``None``: no
             such limit).
+        cap: ``(M,)`` the cost of the better trivial decision per η, ``min(η C_FN,
+            (1 - η) C_FP)``; the upper limit never exceeds it (``None``: no cap).
     """
     d = np.asarray(draws, dtype=float)
     est = np.asarray(estimate, dtype=float)
@@ -133,6 +143,8 @@ def min_cost_interval(
     if chosen is not None:
         fixed = np.quantile(np.asarray(chosen, dtype=float), 1 - MAX_LOWER_ALPHA * alpha, axis=0)
         high = np.maximum(high, ex + fixed - est)
+    if cap is not None:  # the trivial decisions' costs are known exactly: the minimum is below
+        high = np.minimum(high, np.asarray(cap, dtype=float))
     return np.minimum(np.maximum(low, 0.0), ex), np.maximum(high, ex)
 
 

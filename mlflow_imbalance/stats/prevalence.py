@@ -90,12 +90,29 @@ from mlflow_imbalance.stats.bootstrap import _rng
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["INTERVALS", "PREVALENCE_METHODS", "Misfit", "PrevalenceEstimate", "estimate_prevalence"]
+__all__ = [
+    "INTERVALS",
+    "PREVALENCE_METHODS",
+    "PRIOR_SHIFT_LEVEL",
+    "Misfit",
+    "PrevalenceEstimate",
+    "estimate_prevalence",
+]
 
 #: The estimators of :func:`estimate_prevalence` (``"auto"`` means ``"mle"``).
 PREVALENCE_METHODS = ("mle", "acc", "median_sweep")
 #: The interval constructions of :func:`estimate_prevalence` (``interval=``).
 INTERVALS = ("auto", "logit", "shifted", "percentile", "basic")
+#: The level of the prior-shift check: it fails below this p-value. The one level of every
+#: surface (``estimate_prevalence``'s default and text, the report's badge, the card, the batch
+#: JSON): each reads :attr:`PrevalenceEstimate.check_passed`, none compares p itself. Chosen
+#: by measurement (``bench_prevalence.py --drift --reps 1000``; docs/statistics.md, "The
+#: prior-shift check's level"): false alarms under prior shift 0.90 / 2.0 / 5.1 / 10.1 % of
+#: 4,000 batches at 0.01 / 0.02 / 0.05 / 0.1; batches silently wrong under drift (interval
+#: misses, check passes) 6.3 / 5.2 / 3.6 / 2.8 % of 16,000 (worst cell 15.7 / 13.9 / 10.4 /
+#: 8.4 %). 0.05 removes 43 % of the silent errors of 0.01; beyond it each further point of
+#: false alarms buys a sixth of a point fewer.
+PRIOR_SHIFT_LEVEL = 0.05
 #: Most score bins of the maximum-likelihood fit (the minimum bin count grows beyond).
 MAX_BINS = 512
 #: Share of production scores outside the test range above which the inputs are refused.
@@ -158,7 +175,8 @@ class PrevalenceEstimate:
         out_of_range: a note when production scores fall outside the test scores' range.
         n_production: production cases used.
         n_bins: bins of the maximum-likelihood fit and the check.
-        check_alpha: level below which the check fails.
+        check_alpha: level below which the check fails (:data:`PRIOR_SHIFT_LEVEL` unless the
+            caller chose another).
         estimates: the point estimate of every method (for comparison).
         variance_shares: the estimate's bootstrap variance split into ``"production"``,
             ``"test_positives"`` and ``"test_negatives"`` (each source resampled alone; shares
@@ -191,8 +209,25 @@ class PrevalenceEstimate:
         return f"{_fmt(self.estimate)} [{_fmt(self.low)}, {_fmt(self.high)}]"
 
     @property
+    def check_text(self) -> str:
+        """``"passes (p = 0.017)"``, ``"FAILS (p = 0.0049)"`` or ``"not run"``: for a table cell.
+
+        Pass or fail by :attr:`check_passed`; the p-value with as many digits as keep it on its
+        side of :attr:`check_alpha` (0.0496 is not written "0.05" beside "FAILS" at 0.05).
+        """
+        if math.isnan(self.prior_shift_p):
+            return "not run"
+        verdict = "passes" if self.check_passed else "FAILS"
+        return f"{verdict} ({_fmt_p(self.prior_shift_p, self.check_alpha)})"
+
+    @property
     def check_passed(self) -> bool:
-        """True unless the prior-shift check failed (NaN p-values pass: no check was run)."""
+        """True unless the prior-shift check failed: ``not prior_shift_p < check_alpha``.
+
+        The one pass/fail rule of the check: the estimate's text, the report's badge and
+        verdict, the run card and the batch JSON (``check_passed``) all read it, none compares
+        the p-value itself. A NaN p-value (``n_check=0``: no check was run) passes.
+        """
         return not (self.prior_shift_p < self.check_alpha)
 
 
@@ -211,8 +246,20 @@ def _pct(x: float) -> str:
     return f"{100 * x:.2g} %" if x < 0.1 else f"{100 * x:.1f} %"
 
 
-def _fmt_p(p: float) -> str:
-    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
+def _fmt_p(p: float, level: float = PRIOR_SHIFT_LEVEL) -> str:
+    """``p = 0.017`` with as few digits (two or more) as keep ``p`` on its side of ``level``.
+
+    A p-value of 0.0496 at level 0.05 reads ``p = 0.0496``, not ``p = 0.05`` beside "fails"
+    (nor is 0.0504 written as the level itself).
+    """
+    if p < 0.001 and level > 0.001:
+        return "p < 0.001"
+    for digits in range(2, 17):
+        shown = f"{p:.{digits}g}"
+        v = float(shown)
+        if (v < level) == (p < level) and (v != level or p == level):
+            return f"p = {shown}"
+    return f"p = {p!r}"
 
 
 def _mle_cuts(counts: RocCounts, min_bin_count: int | None) -> np.ndarray:
@@ -413,7 +460,7 @@ def estimate_prevalence(
     method: str = "auto",
     n_boot: int = 1000,
     n_check: int = 1000,
-    check_alpha: float = 0.01,
+    check_alpha: float = PRIOR_SHIFT_LEVEL,
     min_bin_count: int | None = None,
     interval: str = "auto",
     seed: Any = 0,
@@ -434,7 +481,8 @@ def estimate_prevalence(
             ``"acc"`` (adjusted count at Forman's T50 threshold) or ``"median_sweep"``.
         n_boot: bootstrap replicates of the interval.
         n_check: parametric-bootstrap replicates of the check (0 skips it: p is NaN).
-        check_alpha: the check fails below this p-value.
+        check_alpha: the check fails below this p-value; default :data:`PRIOR_SHIFT_LEVEL`
+            (chosen by measurement: docs/statistics.md, "The prior-shift check's level").
         min_bin_count: test positives and negatives each bin of the maximum-likelihood fit
             (and the check) must hold; default ``max(10, ceil(sqrt(min(n_pos, n_neg))))``.
             ``1`` bins by every test threshold holding both classes (the per-score
@@ -662,11 +710,11 @@ def _sentence(r: PrevalenceEstimate, bins: _Bins, n_pos: int, n_neg: int) -> str
     if math.isnan(r.prior_shift_p):
         s += "; the prior-shift check was not run"
     elif r.check_passed:
-        s += f"; the prior-shift check passes ({_fmt_p(r.prior_shift_p)})"
+        s += f"; the prior-shift check passes ({_fmt_p(r.prior_shift_p, r.check_alpha)})"
     else:
         s += (
-            f"; the check FAILS ({_fmt_p(r.prior_shift_p)}): production differs from the test "
-            "data in more than prevalence"
+            f"; the check FAILS ({_fmt_p(r.prior_shift_p, r.check_alpha)}): production differs "
+            "from the test data in more than prevalence"
         )
         if r.misfit is not None:
             s += f", worst at {r.misfit.text}"

@@ -39,7 +39,6 @@ from mlflow_imbalance.stats.bootstrap import (
     bayesian_statistics,
     bootstrap_counts,
     bootstrap_statistics,
-    chosen_cost_statistic,
     metric_statistic,
     min_cost_statistic,
     roc_statistic,
@@ -52,11 +51,13 @@ from mlflow_imbalance.stats.decision import (
 )
 from mlflow_imbalance.stats.headline import (
     BOOTSTRAP_POINTS,
+    HeadlineIntervals,
+    headline_intervals,
     recentre,
     thin_for_bootstrap,
 )
 from mlflow_imbalance.stats.intervals import precision_interval
-from mlflow_imbalance.stats.posterior import band_from_draws, min_cost_interval
+from mlflow_imbalance.stats.posterior import band_from_draws
 from mlflow_imbalance.stats.sample_size import expected_rate_cv, required_sample_size
 
 logger = logging.getLogger(__name__)
@@ -153,7 +154,8 @@ class _Uncertainty:
             f"2/{BOOT_POINTS} and log10 FPR < 1/{BOOT_POINTS} of its range) before resampling"
             + (
                 f" (≈{BOOT_POINTS_REST} for the {self.n_rest} runs outside the leading ones, "
-                "whose table intervals only need the spread)"
+                "whose test variances only need the spread; every run's table intervals are "
+                f"drawn at ≈{BOOT_POINTS}, as the logging hook's)"
                 if self.n_rest
                 else ""
             )
@@ -292,14 +294,14 @@ class _Uncertainty:
         """Table intervals, figure bands and flip-test draws from ONE Bayesian draw set.
 
         One :func:`~mlflow_imbalance.stats.bootstrap.bayesian_statistics` call per run (seeded
-        per run; ``base_for=("max_f1",)``) feeds every statistic: AP / PR-AUC / max-F1 at the
-        table's prevalences (pointwise equal-tailed intervals of
-        :func:`~mlflow_imbalance.stats.posterior.band_from_draws`, as
-        :func:`~mlflow_imbalance.stats.headline.headline_intervals`) and on the band grid
+        per run; ``base_for=("max_f1",)``) feeds every statistic: AP / PR-AUC / max-F1 and
+        minimum cost at the table's prevalences (the variances of the verdict's and the tables'
+        tests: each run's draws independent of the other runs') and on the band grid
         (simultaneous credible bands, exactly the construction of
         :func:`~mlflow_imbalance.stats.prevalence_bands.prevalence_band`; the flip tests reuse
-        the same draws), minimum cost (:func:`~mlflow_imbalance.stats.posterior.min_cost_interval`)
-        and the ROC band's low-FPR floor. The ROC
+        the same draws), and the ROC band's low-FPR floor. The intervals printed in the tables
+        and the verdict come from :meth:`table_intervals`: the logging hook's function and draw
+        stream, so they equal the run card's and ``summary.json``'s under the same settings. The ROC
         band itself stays the count-bootstrap sup-t band of
         :func:`~mlflow_imbalance.stats.bands.roc_band`. ROC-AUC gets DeLong's interval (also
         without bootstrap; not for weighted counts). With ``full=False`` (runs not drawn and
@@ -325,24 +327,25 @@ class _Uncertainty:
         gen = self._seed(name, "shared")
         if full:
             roc_reps, tests, gen = self._count_bootstrap(name, thin, stats["roc"], pt, b, gen)
-        draws = bayesian_statistics(thin, stats, b, gen, base_for=("max_f1", "cost"))
+        draws = bayesian_statistics(thin, stats, b, gen, base_for=("max_f1",))
         if not full:  # own replicates, from their own stream: the draws above stay as they were
             tests = bootstrap_statistics(
                 thin_t, pt, min(b, REST_TEST_BOOTSTRAP), self._seed(name, "tests")
             )
         ne = etas.size
+        table = self.table_intervals(c, etas)
         for key, _ in FLIP_METRICS:
             st = stats[key]
             self.kernel_error = max(self.kernel_error, st.max_error)
             est_thin = st.estimate(thin)
-            out.update(self._table_intervals(name, c, key, est_thin[:ne], draws, tests, etas))
+            out.update(self._table_intervals(name, c, key, table, draws, tests, etas))
             if full:
                 exact_b = np.asarray(sweep[key], dtype=float)[bidx]
                 self._figure_band(name, key, est_thin[ne:], draws, ne, bgrid, exact_b)
                 flag = undercovers(c, key, bgrid)
                 if flag.any():
                     self.undercover_bands[(key, name)] = bgrid[flag]
-        out.update(self._cost_intervals(name, c, stats["cost"].estimate(thin), draws, tests, etas))
+        out.update(self._cost_intervals(name, c, table, draws, tests, etas))
         if full:
             self._roc_pr_bands(name, c, thin, stats["roc"], draws["roc"], roc_reps)
         return out
@@ -383,23 +386,44 @@ class _Uncertainty:
         tests = {key: np.concatenate(v, axis=0) for key, v in pt_parts.items()}
         return np.concatenate(roc_parts, axis=0), tests, gen
 
-    def _table_intervals(
-        self, name, c, key, est_thin, draws, tests, etas
-    ) -> dict[tuple, tuple[float, float]]:
-        """``{(key, j): (low, high)}``: pointwise equal-tailed intervals at the table's η.
+    def table_intervals(self, c: RocCounts, etas: np.ndarray) -> HeadlineIntervals:
+        """A run's table intervals at ``etas``: the logging hook's construction and draws.
 
-        Re-centred (logit) on the exact values; records the run's exact values and the
-        variance of its estimate for the verdict's and the tables' tests (``point_reps``).
+        :func:`~mlflow_imbalance.stats.headline.headline_intervals` -- the function behind the
+        run card's and ``summary.json``'s intervals -- with the report's replicates, seed,
+        confidence and costs: AP, PR-AUC and max-F1 (pointwise equal-tailed, max-F1 re-centred
+        for its selection bias) and the lowest expected cost (:func:`~mlflow_imbalance.stats.
+        posterior.min_cost_interval`, capped at the cost of flagging nothing or everything),
+        from one Bayesian count-bootstrap draw set on the counts thinned to
+        :data:`BOOT_POINTS` per axis, seeded by the report's seed alone. So the intervals of a
+        run depend on that run's counts and the settings only (not on the other runs, their
+        order, or whether the run is drawn), every η's interval is the same whichever other η
+        are asked (pointwise: one draw set, a column per η), and a run logged with the same
+        ``n_bootstrap``, seed, confidence and costs gets the card's numbers, to the digit.
+        The verdict's and the tables' tests take their variances from the run's own
+        independently seeded draws (:meth:`bootstrap`), not from these.
+        """
+        o = self.opts
+        exact = {key: np.atleast_1d(_METRIC_FN[key](c, etas)) for key, _ in FLIP_METRICS}
+        exact["cost"] = np.atleast_1d(cost_point(c, etas, o).cost)
+        return headline_intervals(
+            c, etas, exact=exact, n_boot=o.n_bootstrap, seed=o.seed, confidence=o.confidence,
+            points=BOOT_POINTS, costs=(o.cost_fp, o.cost_fn),
+        )  # fmt: skip
+
+    def _table_intervals(
+        self, name, c, key, table, draws, tests, etas
+    ) -> dict[tuple, tuple[float, float]]:
+        """``{(key, j): (low, high)}``: the run's :meth:`table_intervals` of ``key``.
+
+        Also records the run's exact values and the variance of its estimate (from its own
+        draws ``draws`` and replicates ``tests``) for the verdict's and the tables' tests
+        (``point_reps``), and the measured under-coverage flags.
         """
         ne = etas.size
         r = draws[key][:, :ne]
-        base = draws.get(f"{key}:base")
         exact = np.atleast_1d(_METRIC_FN[key](c, etas)).astype(float)
-        band = band_from_draws(
-            est_thin, r, etas, metric=key, base=None if base is None else base[:, :ne],
-            confidence=self.opts.confidence, simultaneous=False,
-        )  # fmt: skip
-        low, high = recentre(band, exact)
+        low, high = table.intervals[key].T
         self.point_reps.setdefault(name, {})[key] = (
             exact,
             np.maximum(np.var(tests[key], axis=0, ddof=1), np.var(r, axis=0, ddof=1)),
@@ -432,19 +456,17 @@ class _Uncertainty:
         self.replicates.setdefault(name, {})[key] = (bgrid, exact_b, None)
 
     def _cost_intervals(
-        self, name, c, est_thin, draws, tests, etas
+        self, name, c, table, draws, tests, etas
     ) -> dict[tuple, tuple[float, float]]:
         """``{("cost", j): (low, high)}``: the minimum expected cost's intervals at the table's η.
 
-        The lowest cost over thresholds is biased down, which
-        :func:`~mlflow_imbalance.stats.posterior.min_cost_interval` allows for; records the
-        exact values and the variance of the estimate for the tests, as :meth:`_table_intervals`.
+        The run's :meth:`table_intervals` (the lowest cost over thresholds is biased down,
+        which :func:`~mlflow_imbalance.stats.posterior.min_cost_interval` allows for); records
+        the exact values and the variance of the estimate for the tests, as
+        :meth:`_table_intervals`.
         """
         exact = np.atleast_1d(cost_point(c, etas, self.opts).cost)
-        lo_v, hi_v = min_cost_interval(
-            draws["cost"], draws["cost:base"], est_thin, exact, self.opts.confidence,
-            chosen=draws["cost:chosen"],
-        )  # fmt: skip
+        lo_v, hi_v = table.intervals["cost"].T
         var = np.maximum(
             np.var(tests["cost"], axis=0, ddof=1), np.var(draws["cost"], axis=0, ddof=1)
         )
@@ -675,10 +697,11 @@ def _statistics(
     """``(statistics of the Bayesian draws, statistics of the tests' replicates)`` of one run.
 
     The draws': AP / PR-AUC / max-F1 on ``thin`` at the table's η (and on the band grid
-    ``bgrid`` when ``full``), minimum cost, the cost at the chosen threshold and, when
-    ``full``, the ROC curve. The tests': the same metrics and minimum cost on ``thin_t`` at
-    the table's η, for the verdict's and the tables' unpaired tests, where each run's variance
-    is the larger of its count-bootstrap replicates' and its Bayesian draws'. At η = 1e-4 the
+    ``bgrid`` when ``full``), minimum cost and, when ``full``, the ROC curve (the table's
+    intervals themselves come from :meth:`_Uncertainty.table_intervals`). The tests': the
+    same metrics and minimum cost on ``thin_t`` at the table's η, for the verdict's and the
+    tables' unpaired tests, where each run's variance is the larger of its count-bootstrap
+    replicates' and its Bayesian draws'. At η = 1e-4 the
     draws' s.d. averages ~0.7x the estimator's (false alarms 0.10-0.24 on them alone); the
     replicates' is right on average but small exactly in test sets whose top scores hold no
     negative, which no replicate can add (up to 0.094 on them alone); the larger of the two:
@@ -690,7 +713,6 @@ def _statistics(
     cfp, cfn = opts.cost_fp, opts.cost_fn
     stats: dict[str, Any] = {key: metric_statistic(thin, key, ev) for key, _ in FLIP_METRICS}
     stats["cost"] = min_cost_statistic(thin, etas, cfp, cfn)
-    stats["cost:chosen"] = chosen_cost_statistic(thin, etas, cfp, cfn)
     pt: dict[str, Any] = {key: metric_statistic(thin_t, key, etas) for key, _ in FLIP_METRICS}
     pt["cost"] = stats["cost"] if full else min_cost_statistic(thin_t, etas, cfp, cfn)
     if full:

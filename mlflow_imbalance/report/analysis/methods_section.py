@@ -52,19 +52,24 @@ def bootstrap_rows(opts: Any, conf: str, resolution: str) -> list[dict[str, str]
             f"leave {_max_split(opts.confidence)} (its band likewise, "
             "simultaneously over η). "
             f"Table: {conf} pointwise intervals (equal-tailed for AP and PR-AUC) "
-            f"({MEASURED_COVERAGE['table']}). Figures: {conf} simultaneous credible "
+            f"({MEASURED_COVERAGE['table']}), by the logging hook's construction and draws "
+            "(seeded by the report's seed alone, so a run's intervals do not depend on the "
+            "other runs): the run card's and summary.json's intervals to the digit when the "
+            "run was logged with the same replicates, seed, confidence and costs. "
+            f"Figures: {conf} simultaneous credible "
             f"bands over η ({MEASURED_COVERAGE['bands']}). Valid at every η of the "
             "range: no interval is withheld.",
         },
         {
             "what": "Minimum expected cost",
-            "how": f"{conf} interval of the same draws: the lowest cost over "
+            "how": f"{conf} interval of the table's draws: the lowest cost over "
             "thresholds is biased down (a minimum), so the draws are moved by that "
             "bias and α is split as for max-F1, mirrored; united with the "
             "equal-tailed interval, which alone covers where flagging nothing is "
             "optimal; the upper limit is at least that of the cost at the chosen "
-            "threshold, held fixed (no selection: the lowest cost is at most it) "
-            f"({MEASURED_COVERAGE['cost']})",
+            "threshold, held fixed (no selection: the lowest cost is at most it), and at "
+            "most the cost of flagging nothing (η·C_FN) or everything ((1−η)·C_FP), which "
+            f"the lowest cost never exceeds ({MEASURED_COVERAGE['cost']})",
         },
         {
             "what": "ROC band",
