@@ -155,7 +155,7 @@ def build_context(
                 notify,
             ),
         )  # fmt: skip
-        _live_rules(charts["data"], fr, point, seed_for)
+        _live_rules(charts["data"], fr, point)
         swatch = {**dict.fromkeys(fr.names, "#8c959f"), **charts["swatch"]}
         charts = {**charts, "swatch": swatch}  # a run left out of the charts keeps a grey key
     with timer.stage("tables"):
@@ -287,13 +287,13 @@ def _deployment_stage(runs: Sequence[Any], opts: Any) -> tuple[Deployment, Any]:
 LIVE_COST_POINTS = 24
 
 
-def _live_rules(data: dict, fr: _Frame, point: Mapping[str, Any], seed_for: Callable) -> None:
+def _live_rules(data: dict, fr: _Frame, point: Mapping[str, Any]) -> None:
     """What the live verdict needs to apply the printed verdict's rules at any η.
 
     Each run gets ``judged`` (runs too small to be judged never win); with costs and replicates
     each judged leading run (the runs drawn, :data:`~.charts.MAX_LEAD` at most) gets
     ``cost_hi``: the upper limit of its lowest expected cost on a log grid
-    (:func:`mlflow_imbalance.stats.robust.lowest_cost_limits`, seeded per run) and, at the
+    (:func:`mlflow_imbalance.stats.robust.lowest_cost_limits`, the tables' seed) and, at the
     chosen prevalences, exactly the tables' limit the printed verdict used. A run outside the
     leading ones has no limits in the page, and the live verdict keeps its decision there.
     """
@@ -312,7 +312,7 @@ def _live_rules(data: dict, fr: _Frame, point: Mapping[str, Any], seed_for: Call
             continue  # runs beyond the leading ones are not checked live (one bootstrap each)
         if r.counts.weighted:
             continue
-        seed = seed_for(opts.seed, r.name, "live-cost")
+        seed = opts.seed  # the tables' draws (headline_intervals): the same limit at each η
         _, hi = lowest_cost_limits(
             r.counts, grid, opts.cost_fp, opts.cost_fn, n_boot=opts.n_bootstrap, seed=seed,
             confidence=opts.confidence,

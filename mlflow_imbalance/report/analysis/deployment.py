@@ -35,9 +35,13 @@ class BatchEstimate:
 
     @property
     def ok(self) -> bool:
-        """False when the prior-shift check failed (the estimate is not to be trusted)."""
-        p = getattr(self.result, "prior_shift_p", None)
-        return p is None or p >= 0.05
+        """False when the prior-shift check failed (the estimate is not to be trusted).
+
+        The estimate's own rule (:attr:`~mlflow_imbalance.stats.prevalence.PrevalenceEstimate.
+        check_passed`, at :data:`~mlflow_imbalance.stats.prevalence.PRIOR_SHIFT_LEVEL`): the
+        badge, the verdict, the card and the batch JSON say the same.
+        """
+        return bool(getattr(self.result, "check_passed", True))
 
 
 @dataclass(frozen=True)
@@ -157,11 +161,7 @@ def deciding_range(
         lo, hi = float(dep.chosen.result.low), float(dep.chosen.result.high)
     parts = []
     if failing:
-        ps = ", ".join(
-            f"{e.run} (p = {float(e.result.prior_shift_p):.2g})"
-            for e in failing
-            if getattr(e.result, "prior_shift_p", None) is not None
-        )
+        ps = ", ".join(f"{e.run} ({getattr(e.result, 'check_text', 'FAILS')})" for e in failing)
         parts.append(
             f"Batch {dep.chosen.batch} has drifted: the prior-shift check fails for {ps}, so its "
             "η estimates are a best effort; audit labels would settle it."
@@ -209,6 +209,7 @@ def header_rows(
                 "ci": f"[{feta(float(r.low)) if float(r.low) > 0 else '0'}, {feta(float(r.high))}]",
                 "method": str(r.method),
                 "check": "passes" if e.ok else "FAILS",
+                "check_text": str(getattr(r, "check_text", "passes" if e.ok else "FAILS")),
                 "p": getattr(r, "prior_shift_p", None),
                 "text": getattr(r, "text", ""),
                 "chosen": e is dep.chosen,

@@ -208,7 +208,7 @@ def over_range(
     counts: Mapping[str, Any],
     unc: Any,
     opts: Any,
-    seed_for: Any,
+    seed_for: Any,  # kept for callers; the limits use the tables' seed
     formatters: tuple[Any, Any, Any, Any],
 ) -> Verdict:
     """The verdict decided over ``rng``; the point verdict ``v`` becomes ``at_estimate``.
@@ -227,10 +227,12 @@ def over_range(
     if v.criterion_key != "cost" or v.decision == "none_judged":
         return replace(base, text=f"{head}Over {span}; at its point estimate: {v.text}")
     cfp, cfn = opts.cost_fp, opts.cost_fn
-    seed = seed_for(opts.seed, "decide-over", repr(lo), repr(hi))
+    # the tables' and the card's cost-interval draws (headline_intervals, seed = the report's):
+    # the limit at the range's end is the one those would print there
     rd = decide_over_range(
-        counts, lo, hi, cfp, cfn, n_boot=opts.n_bootstrap, seed=seed, confidence=opts.confidence
-    )
+        counts, lo, hi, cfp, cfn, n_boot=opts.n_bootstrap, seed=opts.seed,
+        confidence=opts.confidence,
+    )  # fmt: skip
     opt, regret, why = rd.option, rd.regret, ""
     if rd.not_shown:
         per_hi = per_cases(hi)
@@ -339,7 +341,7 @@ def _range_text(
             if math.isfinite(at_regret)
             else ""
         )
-        text += f" At the point estimate alone: {action_text(at, fmt)}{loss}."
+        text += f" At η = {feta(out.prevalence)} alone: {action_text(at, fmt)}{loss}."
     return text
 
 
