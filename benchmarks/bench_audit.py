@@ -133,13 +133,13 @@ def run_cell(mu, shifts, eta, budgets, reps, rng, method, draws, lf_reps):
                            test_n_pos=N_TEST_POS, test_n_neg=N_TEST_NEG, n_draws=draws,
                            method=method, rng=rng)  # fmt: skip
 
-        def cov(q, truth):
+        def cov(q, truth, out=out):
             ok = np.isfinite(truth)
             return float(
                 np.mean((out[q + "_low"][ok] <= truth[ok]) & (truth[ok] <= out[q + "_high"][ok]))
             )
 
-        def width(q):
+        def width(q, out=out):
             return float(np.nanmedian(out[q + "_high"] - out[q + "_low"]))
 
         srs = np.mean(truth_eta * (1 - truth_eta) / budget * (N_PROD - budget) / (N_PROD - 1))

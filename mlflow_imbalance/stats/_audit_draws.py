@@ -118,12 +118,17 @@ def audit_kernel(
     """Point estimates, intervals and the ROC-shift test for ``R`` audits at once.
 
     Args:
-        n_cases, n_labels, n_positive: ``(R, H)`` stratum sizes, labels in, positives among them.
+        n_cases: ``(R, H)`` stratum sizes (0: a padding stratum).
+        n_labels: ``(R, H)`` labels in per stratum.
+        n_positive: ``(R, H)`` positives among them.
         above: ``(R, H)`` bool, the stratum lies at or above the threshold.
-        cost_fp, cost_fn: costs of one false positive / false negative.
-        test_tp, test_fp, test_n_pos, test_n_neg: ``(R,)`` the test set's counts at the
-            threshold (positives / negatives scoring at or above it) and class sizes; None skips
-            the ROC-shift test.
+        cost_fp: cost of one false positive.
+        cost_fn: cost of one false negative.
+        test_tp: ``(R,)`` test positives scoring at or above the threshold; None skips the
+            ROC-shift test.
+        test_fp: ``(R,)`` test negatives scoring at or above it.
+        test_n_pos: test positives in all.
+        test_n_neg: test negatives in all.
         confidence: the intervals' level.
         n_draws: joint draws per row.
         method: ``"jeffreys"`` or ``"conservative"``.

@@ -710,7 +710,10 @@ def audit_budget(
     at low prevalence: its half-width shrinks like ``sqrt(eta / n)`` even with a good design.
 
     Args:
-        counts, production, threshold, prevalence: as :func:`design_audit`.
+        counts: the run's test ROC counts.
+        production: the batch's :class:`ScoreCounts`.
+        threshold: the decision threshold.
+        prevalence: the guessed prevalence (default as :func:`design_audit`).
         precision_half_width: target half-width of precision at the threshold (None: skip).
         prevalence_half_width: target absolute half-width of the prevalence (None: skip).
         confidence: the intervals' level.
