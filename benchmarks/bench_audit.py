@@ -17,7 +17,7 @@ random sampling of the same budget (``p(1-p)/n`` with the finite population corr
 batch's true share); the median half-width of precision; how often ``roc_shift_p`` falls below
 its level (the level under pure prior shift, power otherwise); and the label-free estimate's
 coverage (``estimate_prevalence``, default interval, check off; on the first ``--lf-reps``
-replicates of the cell's budget-100 row only: it does not depend on the budget).
+replicates of each (model, condition, η): it does not depend on the budget).
 
 Usage: ``nice python benchmarks/bench_audit.py --reps 1000`` (``--reps 100`` for a quick run;
 ``--method`` picks the interval construction, ``--draws`` the joint draws per replicate).
@@ -37,7 +37,7 @@ from scipy import stats
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.production import ScoreCounts
 from mlflow_imbalance.stats._audit_draws import audit_kernel
-from mlflow_imbalance.stats.audit import ROC_SHIFT_ALPHA, design_audit
+from mlflow_imbalance.stats.audit import ROC_SHIFT_ALPHA, _guess_prevalence, design_audit
 from mlflow_imbalance.stats.prevalence import estimate_prevalence
 
 ETAS = (1e-3, 1e-2, 0.1)
@@ -100,31 +100,34 @@ def run_cell(mu, shifts, eta, budgets, reps, rng, method, draws, lf_reps):
     t_tp = test_pos[:, k_thr:].sum(1)
     t_fp = test_neg[:, k_thr:].sum(1)
     rows = []
-    lf = None
-    for bi, budget in enumerate(budgets):
+    # each replicate's run and batch once: counts, the design's prevalence guess (the default of
+    # design_audit, computed once for the three budgets) and the label-free estimate
+    runs, guesses, lf_cover = [], [], []
+    for r in range(reps):
+        c = _roc(test_pos[r], test_neg[r])
+        sc = _score_counts(prod_pos[r] + prod_neg[r])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            guesses.append(_guess_prevalence(c, sc))
+            if r < lf_reps:
+                e = estimate_prevalence(c, sc, n_check=0, seed=r)
+                lf_cover.append(e.low <= truth_eta[r] <= e.high)
+        runs.append((c, sc))
+    lf = float(np.mean(lf_cover)) if lf_cover else math.nan
+    for budget in budgets:
         hmax = 10
         big_n = np.zeros((reps, hmax))
         alloc = np.zeros((reps, hmax), dtype=np.int64)
         y_pop = np.zeros((reps, hmax), dtype=np.int64)
         above = np.zeros((reps, hmax), dtype=bool)
-        lf_cover = []
         for r in range(reps):  # the design per replicate (the package's own planner)
-            c = _roc(test_pos[r], test_neg[r])
-            sc = _score_counts(prod_pos[r] + prod_neg[r])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                d = design_audit(c, sc, budget, thr)
-                if bi == 0 and r < lf_reps:
-                    e = estimate_prevalence(c, sc, n_check=0, seed=r)
-                    lf_cover.append(e.low <= truth_eta[r] <= e.high)
+            d = design_audit(*runs[r], budget, thr, prevalence=guesses[r])
             st = d.stratum_of(EDGES)
             h = d.n_strata
             big_n[r, :h] = d.n_cases
             alloc[r, :h] = d.allocation
             above[r, :h] = d.above
             y_pop[r, :h] = np.bincount(st, weights=prod_pos[r], minlength=h)
-        if bi == 0:
-            lf = float(np.mean(lf_cover)) if lf_cover else math.nan
         n_neg_pop = big_n.astype(np.int64) - y_pop
         pad = big_n == 0  # padding strata: one dummy case, never labelled
         y = rng.hypergeometric(y_pop, np.where(pad, 1, n_neg_pop), np.where(pad, 1, alloc))

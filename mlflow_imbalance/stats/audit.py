@@ -116,7 +116,8 @@ class AuditDesign:
         threshold: the decision threshold (flagged: score ``>= threshold``); one of ``cuts``.
         cuts: the ``H - 1`` strata boundaries, strictly descending.
         n_cases: cases per stratum (``N_h``, exact from the batch's counts).
-        allocation: labels planned per stratum (``n_h``; they sum to ``budget``).
+        allocation: labels planned per stratum (``n_h``; they sum to ``budget``; at least one
+            each from :func:`design_audit`; a Spark plan stores the realised Bernoulli sizes).
         above: stratum ``h`` is flagged (lies at or above ``threshold``).
         prior_rate: the guessed positive share per stratum (test ROC at ``prevalence_guess``).
         prevalence_guess: the prevalence the guess assumed.
@@ -184,7 +185,7 @@ class AuditDesign:
             design.cuts.size == h - 1
             and design.allocation.size == design.above.size == design.prior_rate.size == h
             and bool(np.all(np.diff(design.cuts) < 0))
-            and bool(np.all((design.allocation >= 1) & (design.allocation <= design.n_cases)))
+            and bool(np.all((design.allocation >= 0) & (design.allocation <= design.n_cases)))
             and int(design.allocation.sum()) == design.budget
             and design.threshold in set(design.cuts.tolist())
         )

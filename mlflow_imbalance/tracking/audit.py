@@ -259,13 +259,12 @@ def _store_plan(
 
 def _plan_from_record(record: dict[str, Any]) -> AuditPlan:
     idx = record["indices"]
-    indices = np.asarray(idx, dtype=np.int64) if record["sampling"] == "fixed-size" else idx
     return AuditPlan(
         run_id=record["run_id"],
         name=record["name"],
         batch=record["batch"],
         design=AuditDesign.from_dict(record["design"]),
-        indices=np.asarray(indices) if record["sampling"] == "fixed-size" else np.asarray(idx),
+        indices=np.asarray(idx, dtype=np.int64 if record["sampling"] == "fixed-size" else None),
         strata=np.asarray(record["strata"], dtype=np.int64),
         seed=int(record["seed"]),
         sampling=record["sampling"],
