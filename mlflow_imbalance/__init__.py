@@ -32,6 +32,7 @@ _LAZY = {
     "plan_audit": "mlflow_imbalance.tracking",
     "log_audit_labels": "mlflow_imbalance.tracking",
     "load_audit": "mlflow_imbalance.tracking",
+    "load_audit_plan": "mlflow_imbalance.tracking",
     "AuditEstimate": "mlflow_imbalance.stats.audit",
     "ScoreCounts": "mlflow_imbalance.core.production",
     "merge_score_counts": "mlflow_imbalance.core.production",
