@@ -303,21 +303,31 @@ def test_bad_input_stores_nothing(tracking_uri):
         mi.log_audit_labels({int(plan.indices[0]): ok[0]}, batch="week-1", run_id=run_id)
 
 
-def test_silently_wrong_label_free_estimate_is_set_right_by_300_labels(tracking_uri):
-    """The issue's scenario, at the level of the numerics, over 20 seeds: the negatives drift
-    by 0.25 SD, the label-free estimate misses η while 300 audit labels cover it."""
+def test_silently_wrong_label_free_estimate_is_set_right_by_300_labels():
+    """The issue's scenario over 20 seeds: 1 % of the negatives now score like positives (a
+    drift no prior-shift check can see: production is still a mixture of the test set's two
+    score distributions). The label-free estimate misses η with its check passing; 300 audit
+    labels cover the true η in at least 16 of 20."""
+    import warnings
+
     from mlflow_imbalance.stats.prevalence import estimate_prevalence
 
     counts = RocCounts.from_scores(*_test_counts(0))
-    right = missed = 0
+    right = silent_misses = 0
     for seed in range(20):
-        y, s = _batch(1000 + seed, 50_000, 0.01, neg_shift=0.25)
+        rng = np.random.default_rng(1000 + seed)
+        n = 50_000
+        y = rng.random(n) < 0.01
+        like = ~y & (rng.random(n) < 0.01)
+        s = np.where(y | like, rng.normal(2.5, 1, n), rng.normal(0, 1, n))
         sc = ScoreCounts.from_scores(s)
-        lf = estimate_prevalence(counts, sc, n_boot=200, n_check=0, seed=seed)
-        missed += not (lf.low <= y.mean() <= lf.high)
-        d = design_audit(counts, sc, 300, 2.0, prevalence=max(lf.estimate, 1e-3))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lf = estimate_prevalence(counts, sc, n_boot=100, n_check=100, seed=seed)
+        silent_misses += lf.check_passed and not (lf.low <= y.mean() <= lf.high)
+        d = design_audit(counts, sc, 300, 2.0, prevalence=lf.estimate)
         idx, strata = sample_audit(d, s, seed=seed)
         a = estimate_audit(d, strata, y[idx], counts=counts, n_draws=4000, seed=seed)
         right += a.prevalence.low <= y.mean() <= a.prevalence.high
-    assert missed >= 16  # the label-free estimate is silently wrong under this drift
+    assert silent_misses >= 16  # wrong, and the check does not say so
     assert right >= 16
