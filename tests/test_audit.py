@@ -204,12 +204,13 @@ def test_design_bad_input(counts):
 
 
 # ---------------------------------------------------------------------------- storage
-def _logged(tracking_uri, n=20_000, eta=0.02, seed=11, neg_shift=0.0):
+def _logged(tracking_uri, n=20_000, eta=0.02, seed=11, neg_shift=0.0, costs=True):
     import mlflow
 
     y_t, s_t = _test_counts(seed)
     with mlflow.start_run() as run:
-        mi.log_scores(y_t, s_t, log_figures=False, n_bootstrap=0, costs={"fp": 1, "fn": 30},
+        mi.log_scores(y_t, s_t, log_figures=False, n_bootstrap=0,
+                      costs={"fp": 1, "fn": 30} if costs else None,
                       prevalences=[0.02])  # fmt: skip
     y, s = _batch(seed, n, eta, neg_shift=neg_shift)
     mi.log_production_scores(s, batch="week-1", run_id=run.info.run_id)
@@ -227,6 +228,8 @@ def test_round_trip_across_a_fresh_load(tracking_uri):
     run_id, y, s = _logged(tracking_uri)
     plan = mi.plan_audit(s, budget=120, batch="week-1", run_id=run_id, seed=3)
     assert plan.budget == 120 and plan.threshold_rule.startswith("the run's lowest-expected")
+    row = mi.load_summary(run_id)["headline"]["at_prevalence"][1]  # η = 0.02, as logged
+    assert plan.threshold == row["min_cost"]["threshold"]
     # labels come back later, from "another process": only the run id and the batch are known
     again = tr_audit.load_audit_plan(run_id, "week-1")
     assert np.array_equal(again.indices, plan.indices) and again.threshold == plan.threshold
@@ -261,7 +264,7 @@ def test_round_trip_across_a_fresh_load(tracking_uri):
 
 
 def test_bad_input_stores_nothing(tracking_uri):
-    run_id, y, s = _logged(tracking_uri, n=3000)
+    run_id, y, s = _logged(tracking_uri, n=3000, costs=False)
     client = MlflowClient()
     before = _artifacts(client, run_id)
     with pytest.raises(ValueError, match="batch='week-2' is not logged"):
@@ -280,6 +283,10 @@ def test_bad_input_stores_nothing(tracking_uri):
         mi.log_audit_labels([1, 0], batch="week-1", run_id=run_id)
     assert _artifacts(client, run_id) == before
     plan = mi.plan_audit(s, budget=40, batch="week-1", run_id=run_id)
+    assert plan.threshold_rule == "the run's max-F1 threshold at η = 0.02"  # no costs logged
+    summary = mi.load_summary(run_id)
+    row = next(r for r in summary["headline"]["at_prevalence"] if not r["is_test_prevalence"])
+    assert plan.threshold == row["max_f1_threshold"]
     with pytest.raises(ValueError, match="already has an audit plan"):
         mi.plan_audit(s, budget=40, batch="week-1", run_id=run_id)
     before = _artifacts(client, run_id)
