@@ -37,7 +37,12 @@ from scipy import stats
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.production import ScoreCounts
 from mlflow_imbalance.stats._audit_draws import audit_kernel
-from mlflow_imbalance.stats.audit import ROC_SHIFT_ALPHA, _guess_prevalence, design_audit
+from mlflow_imbalance.stats.audit import (
+    DEFAULT_METHOD,
+    ROC_SHIFT_ALPHA,
+    _guess_prevalence,
+    design_audit,
+)
 from mlflow_imbalance.stats.prevalence import estimate_prevalence
 
 ETAS = (1e-3, 1e-2, 0.1)
@@ -164,8 +169,8 @@ def run_cell(mu, shifts, eta, budgets, reps, rng, method, draws, lf_reps):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=1000)
-    ap.add_argument("--method", default="split")
-    ap.add_argument("--draws", type=int, default=2000)
+    ap.add_argument("--method", default=DEFAULT_METHOD)
+    ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--lf-reps", type=int, default=50)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--models", default="strong,weak")

@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 __all__ = ["INTERVAL_METHODS", "audit_kernel"]
 
 #: The interval constructions of the audit (``method=``).
-INTERVAL_METHODS = ("jeffreys", "split", "conservative")
+INTERVAL_METHODS = ("jeffreys", "split", "directional", "conservative")
 #: Rows of draws held in memory at once (rows x draws x strata float64 values).
 _BLOCK_VALUES = 4_000_000
 
@@ -112,7 +112,7 @@ def audit_kernel(
     test_n_neg: Any = None,
     confidence: float = 0.95,
     n_draws: int = 4000,
-    method: str = "split",
+    method: str = "directional",
     rng: np.random.Generator | None = None,
 ) -> dict[str, np.ndarray]:
     """Point estimates, intervals and the ROC-shift test for ``R`` audits at once.
@@ -150,7 +150,7 @@ def audit_kernel(
     shrink = np.where(m > 0, shrink, 1.0)
     prior = np.full_like(m, 0.5)
     prior_a = prior
-    if method == "split":  # one Jeffreys pseudo-observation, split by the strata's label shares
+    if method in ("split", "directional"):  # one Jeffreys pseudo-observation, split by labels
         m_tot = np.maximum(m.sum(1, keepdims=True), 1.0)
         prior = np.where(m > 0, 0.5 * m / m_tot, 0.5)
         m_a = np.maximum(np.where(ab, m, 0).sum(1, keepdims=True), 1.0)
@@ -187,7 +187,10 @@ def audit_kernel(
                         hi_d if want_b > 0 else (lo_d if want_b < 0 else jeff),
                     )
                     vals = _stats(pick, nn, aa, cost_fp, cost_fn)[q]
-                    store[q][sl] = np.nanquantile(vals, qq, axis=1)
+                    store[q][sl] = _quantile(vals, qq, fill=0.0 if which < 0 else 1.0)
+        elif method == "directional":
+            _directional(rng, nn, mm, yy, aa, pp, sh, n_draws, alpha, cost_fp, cost_fn,
+                         lows, highs, sl)  # fmt: skip
         else:
             qstats = dict(jstats)
             if method == "split":
@@ -203,7 +206,7 @@ def audit_kernel(
     y_a = np.where(ab, y, 0).sum(1)
     y_b = np.where(ab, 0, y).sum(1)
     neg_a = np.where(ab, m - y, 0).sum(1)
-    if method != "conservative":
+    if method in ("jeffreys", "split"):
         lows["prevalence"] = np.where(y_a + y_b == 0, 0.0, lows["prevalence"])
         lows["precision"] = np.where(y_a == 0, 0.0, lows["precision"])
         highs["precision"] = np.where(neg_a == 0, 1.0, highs["precision"])
@@ -216,6 +219,11 @@ def audit_kernel(
         out[q + "_high"] = np.where(finite, np.maximum(highs[q], est), highs[q])
     out["roc_shift_p"] = shift_p
     return out
+
+
+def _quantile(vals: np.ndarray, q: float, fill: float) -> np.ndarray:
+    """Row quantiles of draws; an undefined draw (recall with no positive) counts as ``fill``."""
+    return np.quantile(np.where(np.isnan(vals), fill, vals), q, axis=1)
 
 
 def _shift_p(
@@ -245,3 +253,46 @@ def _shift_p(
         lt = (np.sum(diff < 0, axis=1) + 1) / (d + 1)
         out.append(np.minimum(1.0, 2 * np.minimum(gt, lt)))
     return np.minimum(1.0, 2 * np.minimum(out[0], out[1]))
+
+
+def _directional(
+    rng: np.random.Generator,
+    nn: np.ndarray,
+    mm: np.ndarray,
+    yy: np.ndarray,
+    aa: np.ndarray,
+    pp: np.ndarray,
+    sh: np.ndarray,
+    n_draws: int,
+    alpha: float,
+    cost_fp: float,
+    cost_fn: float,
+    lows: dict[str, np.ndarray],
+    highs: dict[str, np.ndarray],
+    sl: slice,
+) -> None:
+    """Limits from one Clopper-Pearson pseudo-observation split over the strata, directed.
+
+    For each limit, stratum ``h`` draws ``Beta(y + c_h, m - y)`` where raising its share moves
+    the quantity towards the limit, ``Beta(y, m - y + c_h)`` where lowering it does, and
+    ``Beta(y + c_h/2, m - y + c_h/2)`` where the quantity does not depend on it; ``c_h = m_h /
+    m`` (the stratum's share of the labels; over the flagged strata for precision), so the
+    pseudo-counts add up to one. With one stratum this is the Clopper-Pearson interval.
+    """
+    m_all = np.maximum(mm.sum(1, keepdims=True), 1.0)
+    m_a = np.maximum(np.where(aa, mm, 0).sum(1, keepdims=True), 1.0)
+    c_all = np.where(mm > 0, mm / m_all, 1.0)
+    c_flag = np.where(mm > 0, mm / m_a, 1.0)
+    cache: dict[tuple[int, int, bool], dict[str, np.ndarray]] = {}
+    for q, (d_a, d_b) in _DIRECTION.items():
+        c = c_flag if q == "precision" else c_all
+        for which, store, qq in ((-1, lows, alpha / 2), (1, highs, 1 - alpha / 2)):
+            want_a, want_b = which * d_a, which * d_b
+            key = (want_a, want_b, q == "precision")
+            if key not in cache:
+                want = np.where(aa, want_a, want_b)
+                a = yy + np.where(want > 0, c, np.where(want < 0, 0.0, c / 2))
+                b = mm - yy + np.where(want < 0, c, np.where(want > 0, 0.0, c / 2))
+                draws = _fpc(_beta(rng, a, b, n_draws), pp, sh)
+                cache[key] = _stats(draws, nn, aa, cost_fp, cost_fn)
+            store[q][sl] = _quantile(cache[key][q], qq, fill=0.0 if which < 0 else 1.0)

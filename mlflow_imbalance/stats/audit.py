@@ -83,7 +83,7 @@ MIN_LABELS = 2
 #: Candidate boundaries: production ranks log-spaced from the top (fine where positives sit).
 _CANDIDATES = 240
 #: The interval construction by default (docs/statistics.md, "Audits": measured).
-DEFAULT_METHOD = "split"
+DEFAULT_METHOD = "directional"
 
 
 # ---------------------------------------------------------------------------- results
