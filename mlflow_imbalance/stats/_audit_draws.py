@@ -18,16 +18,24 @@ labelled cases are a simple random sample of it), positives ``Y = sum N_h p_h``,
 - expected cost per case ``(C_FP (N_A - Y_A) + C_FN (Y - Y_A)) / N``.
 
 Intervals: each stratum's positive share gets a beta distribution and the estimators are
-evaluated on joint draws; the interval is the draws' equal-tailed quantiles. ``"jeffreys"``
-draws ``Beta(y + 1/2, m - y + 1/2)`` for every quantity (the Jeffreys posterior; Brown, Cai &
-DasGupta 2001 for one stratum), with the one-sided rule of their Jeffreys interval where a
-quantity's sample holds no positives (or no negatives): lower limit 0 (upper 1) there.
-``"conservative"`` draws each stratum from ``Beta(y, m - y + 1)`` or ``Beta(y + 1, m - y)`` --
-the two Clopper-Pearson beta bounds -- whichever moves the quantity towards the limit being
-computed (the stochastic-ordering construction of stratified exact limits; cf. Fay & Feuer 1997
-for weighted Poisson sums). A stratum with no positives in its sample keeps a positive upper
-tail either way, which the linearised (Taylor) variance, 0 there, does not. Draws are shrunk
-towards ``p_h`` by ``sqrt(1 - m_h / N_h)`` (the finite population correction: a stratum labelled
+evaluated on joint draws; the interval is the draws' equal-tailed quantiles. Four constructions
+(``method=``), differing in the pseudo-counts each stratum's beta gets:
+
+- ``"directional"`` (the default): one Clopper-Pearson pseudo-observation split over the strata
+  by their share of the labels, ``c_h = m_h / m`` (over the flagged strata for precision),
+  placed per limit where it pushes the quantity towards that limit: ``Beta(y + c_h, m - y)`` or
+  ``Beta(y, m - y + c_h)`` (:func:`_directional`). One stratum: the Clopper-Pearson interval.
+- ``"split"``: one Jeffreys pseudo-observation split the same way, ``Beta(y + a_h, m - y +
+  a_h)``, ``a_h = m_h / (2 m)``, with Jeffreys' one-sided rule (Brown, Cai & DasGupta 2001)
+  where a quantity's sample holds no positive (or no negative). One stratum: Jeffreys.
+- ``"jeffreys"``: ``Beta(y + 1/2, m - y + 1/2)`` in every stratum.
+- ``"conservative"``: ``Beta(y, m - y + 1)`` or ``Beta(y + 1, m - y)`` in every stratum,
+  whichever moves the quantity towards the limit (the stochastic-ordering construction of
+  stratified exact limits; cf. Fay & Feuer 1997 for weighted Poisson sums).
+
+A stratum with no positives in its sample keeps a positive upper tail in each, which the
+linearised (Taylor) variance, 0 there, does not. Draws are shrunk towards ``p_h`` by
+``sqrt(1 - (m_h - 1) / (N_h - 1))`` (the finite population correction: a stratum labelled
 in full is known exactly). Which one is the default, and why: docs/statistics.md, "Audits".
 """
 
@@ -88,7 +96,7 @@ def _stats(
     }
 
 
-#: For the conservative limits: does the quantity grow with a flagged / an unflagged stratum's
+#: For the directed limits: does the quantity grow with a flagged / an unflagged stratum's
 #: positive share? (+1 grows, -1 falls, 0 independent.)
 _DIRECTION = {
     "prevalence": (1, 1),
@@ -131,7 +139,7 @@ def audit_kernel(
         test_n_neg: test negatives in all.
         confidence: the intervals' level.
         n_draws: joint draws per row.
-        method: ``"jeffreys"`` or ``"conservative"``.
+        method: one of :data:`INTERVAL_METHODS` (``"directional"`` by default).
         rng: the random generator (seeded by the caller).
 
     Returns:

@@ -409,6 +409,8 @@ def log_audit_labels(
     Calls add up: each stores the labels it adds (one file); a label given twice for one index
     is an error. Labels not in yet are taken as missing at random within their stratum, and the
     estimate says how many are in.
+    The 95 % intervals covered 0.936-1.000 in ``benchmarks/bench_audit.py`` (R = 1,000, 72 cells,
+    prior shift and drifts; docs/statistics.md, "Audits").
 
     Args:
         labels: a mapping plan index -> label (0/1, True/False), or a sequence in the order of
