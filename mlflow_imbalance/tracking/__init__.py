@@ -62,6 +62,9 @@ Modules (imports point down this list; none imports mlflow at import time except
   production scores per batch, ``imbalance/<name>/production/<batch>.npz`` + ``.json``, the
   prevalence estimate as ``imb/eta_est <name>`` and friends at step = batch order),
   :func:`load_production_counts`, :func:`list_production_batches`;
+- :mod:`~mlflow_imbalance.tracking.audit`: :func:`plan_audit`, :func:`log_audit_labels`,
+  :func:`load_audit`, :func:`load_audit_plan` (audits of a production batch, stored under
+  ``imbalance/<name>/audit/<batch>/`` by :mod:`~mlflow_imbalance.tracking._audit_store`);
 - :mod:`~mlflow_imbalance.tracking._worker`: the background logging thread of autolog and the
   callbacks (:func:`flush` waits for it);
 - :mod:`~mlflow_imbalance.tracking.autologging`: :func:`autolog`;
@@ -83,6 +86,14 @@ from mlflow_imbalance.tracking._checks import (
 )
 from mlflow_imbalance.tracking._timing import last_timings
 from mlflow_imbalance.tracking._worker import flush
+from mlflow_imbalance.tracking.audit import (
+    AuditPlan,
+    audit_metric_keys,
+    load_audit,
+    load_audit_plan,
+    log_audit_labels,
+    plan_audit,
+)
 from mlflow_imbalance.tracking.autologging import (
     _log_safely as _log_safely,  # private, used by mlflow_imbalance.integrations
 )
@@ -124,24 +135,30 @@ __all__ = [
     "SUMMARY_FILENAME",
     "SWEEP_POINTS",
     "WEIGHTED_METHOD",
+    "AuditPlan",
     "LoggedCounts",
     "LoggedProduction",
     "PendingLog",
     "Scores",
+    "audit_metric_keys",
     "autolog",
     "eta_label",
     "flush",
     "last_timings",
     "list_counts",
     "list_production_batches",
+    "load_audit",
+    "load_audit_plan",
     "load_counts",
     "load_production_counts",
     "load_scores",
     "load_summary",
+    "log_audit_labels",
     "log_counts",
     "log_production_scores",
     "log_scores",
     "metric_key",
+    "plan_audit",
     "production_metric_keys",
     "runs_view_url",
 ]

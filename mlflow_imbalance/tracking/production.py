@@ -53,7 +53,7 @@ from mlflow_imbalance._version import __version__
 from mlflow_imbalance.core import format as _format
 from mlflow_imbalance.core.counts import MAX_STORED_THRESHOLDS
 from mlflow_imbalance.core.production import ScoreCounts, merge_score_counts
-from mlflow_imbalance.tracking import _worker, keys
+from mlflow_imbalance.tracking import _audit_store, _worker, keys
 from mlflow_imbalance.tracking._checks import (
     ARTIFACT_ROOT,
     CARD_FILENAME,
@@ -471,6 +471,12 @@ def log_production_scores(
                     f"(order {record['order']}, n={record['n']}): pass merge=True to add these "
                     "scores to it, or another batch label"
                 )
+            if _audit_store.has_plan(client, run_id, name, label):
+                raise ValueError(
+                    f"batch={label!r} of run {run_id} (name={name!r}) has an audit plan "
+                    "(mi.plan_audit): its cases are fixed, so it can no longer be merged into; "
+                    "log these scores as another batch"
+                )
             old, old_err = _load_batch(client, run_id, name, record, tmp)
             if old_err > 0:
                 raise ValueError(
@@ -581,12 +587,16 @@ def _write_and_upload(
 CARD_SECTION = ("<!-- production -->", "<!-- /production -->")
 
 
-def card_section(records: Mapping[str, Mapping[str, Any]]) -> str:
+def card_section(
+    records: Mapping[str, Mapping[str, Any]], audits: Mapping[str, str] | None = None
+) -> str:
     """The run card's production section: one sentence per batch, as the report's table row.
 
     Each sentence is the estimator's own (:attr:`PrevalenceEstimate.text`, the one the report
-    shows for that batch), or why the batch has no estimate. Escaped HTML.
+    shows for that batch), or why the batch has no estimate; an audited batch adds the audit's
+    line (``audits``: batch -> :attr:`AuditEstimate.text`). Escaped HTML.
     """
+    audits = audits or {}
     items = []
     for label, r in records.items():
         est = r.get("estimate") or {}
@@ -594,7 +604,9 @@ def card_section(records: Mapping[str, Mapping[str, Any]]) -> str:
         flag = "" if est.get("check_passed", True) else ' class="fails"'
         items.append(
             f"<li{flag}><b>batch {html.escape(str(label))}</b> ({int(r['n']):,} cases): "
-            f"{html.escape(str(what))}</li>"
+            f"{html.escape(str(what))}"
+            + (f"<br>{html.escape(audits[label])}" if label in audits else "")
+            + "</li>"
         )
     return (
         f"{CARD_SECTION[0]}<h2>Deployment prevalence from production</h2>"
@@ -618,7 +630,8 @@ def _refresh_card(client: Any, run_id: str, name: str, tmp: Path) -> None:
         text = card.read_text(encoding="utf-8")
         start, end = CARD_SECTION
         records = _batch_records(client, run_id, name)
-        section = card_section(records)
+        audits = _audit_store.card_lines(client, run_id, name)
+        section = card_section(records, audits)
         if start in text and end in text:
             text = text[: text.index(start)] + section + text[text.index(end) + len(end) :]
         else:  # a card logged before production sections existed
