@@ -314,13 +314,15 @@ def test_silently_wrong_label_free_estimate_is_set_right_by_300_labels():
     """The issue's scenario over 20 seeds: 1 % of the negatives now score like positives (a
     drift no prior-shift check can see: production is still a mixture of the test set's two
     score distributions). The label-free estimate misses η with its check passing; 300 audit
-    labels cover the true η in at least 16 of 20."""
+    labels cover the true η in at least 16 of 20, and the report decided over the audited η
+    gives the right verdict (range holding the truth, cost within 1.2x the best) in 16 of 20."""
     import warnings
 
+    from mlflow_imbalance.report.model import RunData
     from mlflow_imbalance.stats.prevalence import estimate_prevalence
 
     counts = RocCounts.from_scores(*_test_counts(0))
-    right = silent_misses = 0
+    right = silent_misses = verdict_right = 0
     for seed in range(20):
         rng = np.random.default_rng(1000 + seed)
         n = 50_000
@@ -336,5 +338,22 @@ def test_silently_wrong_label_free_estimate_is_set_right_by_300_labels():
         idx, strata = sample_audit(d, s, seed=seed)
         a = estimate_audit(d, strata, y[idx], counts=counts, n_draws=4000, seed=seed)
         right += a.prevalence.low <= y.mean() <= a.prevalence.high
+        # the report decides over the audited η (issue 37's verdict over a range): its range
+        # holds the truth and its decision costs, on the batch's true labels, within 1.2x the
+        # best threshold's there (computed here from the labels, trivial decisions included)
+        v = mi.build_report(
+            [RunData("model", counts, production={"w": sc}, audits={"w": a})],
+            costs={"fp": 1, "fn": 100}, n_bootstrap=0, progress=False,
+        ).verdict[0]  # fmt: skip
+        assert v.source == "estimated" and (v.prevalence_low, v.prevalence_high) == (
+            a.prevalence.low, a.prevalence.high,
+        )  # fmt: skip
+        flag = (s >= v.threshold) if v.decision == "run" else np.full(n, v.decision == "everything")
+        cost = (np.sum(flag & ~y) + 100 * np.sum(~flag & y)) / n
+        order = np.argsort(-s)
+        fp, tp = np.cumsum(~y[order]), np.cumsum(y[order])
+        best = min(100 * y.sum(), n - y.sum(), float(np.min(fp + 100 * (y.sum() - tp)))) / n
+        verdict_right += v.prevalence_low <= y.mean() <= v.prevalence_high and cost <= 1.2 * best
     assert silent_misses >= 16  # wrong, and the check does not say so
     assert right >= 16
+    assert verdict_right >= 16

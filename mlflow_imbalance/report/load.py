@@ -528,6 +528,7 @@ class _RunLoader:
                     logger.debug("run %s: no raw scores for %r: %s", run_id, used, exc)
                     scores = None
             production = _production_of(tracking, run_id, used)
+            audits = _audits_of(tracking, run_id, used, production)
             if self.stop.is_set():  # the optional parts may have failed for a dead server
                 self._halt()
             user_tags = {k: v for k, v in tags.items() if not k.startswith("mlflow.")}
@@ -545,6 +546,7 @@ class _RunLoader:
                 experiment_id=str(exp_id),
                 counts_name=used,
                 production=production,
+                audits=audits,
             )
             return data, None, exp_name
         except (MlflowException, ValueError, OSError, KeyError, FileNotFoundError) as exc:
@@ -600,6 +602,26 @@ def _production_of(tracking: Any, run_id: str, name: str) -> dict[str, Any]:
     except Exception as exc:  # production batches are optional; their failure is not the run's
         logger.warning("run %s: production batches of %r unreadable: %s", run_id, name, exc)
         return {}
+
+
+def _audits_of(tracking: Any, run_id: str, name: str, production: Any) -> dict[str, Any]:
+    """The audit estimates of the run's production batches ``{batch: AuditEstimate}``.
+
+    Only batches with labels appear; an audit that cannot be read degrades to a warning.
+    """
+    loader = getattr(tracking, "load_audit", None)
+    out: dict[str, Any] = {}
+    if loader is None:
+        return out
+    for batch in production:
+        try:
+            est = loader(run_id, batch, name=name)
+        except Exception as exc:  # optional, like the batches themselves
+            logger.warning("run %s: audit of batch %r unreadable: %s", run_id, batch, exc)
+            continue
+        if est is not None:
+            out[str(batch)] = est
+    return out
 
 
 def _short(text: str, limit: int = 400) -> str:

@@ -53,6 +53,9 @@ class RunData:
     #: unlabeled production batches of the run's model: ``{batch label: ScoreCounts}``, in
     #: batch order (:func:`mlflow_imbalance.log_production_scores`)
     production: Mapping[str, Any] = field(default_factory=dict)
+    #: audit estimates of those batches from production labels: ``{batch label:
+    #: AuditEstimate}`` (:func:`mlflow_imbalance.log_audit_labels`; batches without labels absent)
+    audits: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def synthesized(self) -> bool:

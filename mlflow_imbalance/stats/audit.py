@@ -39,7 +39,6 @@ prior-shift check of :func:`~mlflow_imbalance.stats.prevalence.estimate_prevalen
 
 from __future__ import annotations
 
-import inspect
 import logging
 import math
 import statistics
@@ -51,7 +50,7 @@ import numpy as np
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.production import ScoreCounts
 from mlflow_imbalance.stats._audit_draws import INTERVAL_METHODS, audit_kernel
-from mlflow_imbalance.stats.prevalence import estimate_prevalence
+from mlflow_imbalance.stats.prevalence import PRIOR_SHIFT_LEVEL, estimate_prevalence
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +71,7 @@ __all__ = [
 ]
 
 #: The level of the ROC-shift test: the prior-shift check level of ``estimate_prevalence``.
-ROC_SHIFT_ALPHA = float(inspect.signature(estimate_prevalence).parameters["check_alpha"].default)
+ROC_SHIFT_ALPHA = float(PRIOR_SHIFT_LEVEL)
 #: Share of the budget spread evenly over the strata before the Neyman allocation.
 FLOOR_SHARE = 0.2
 #: Weights of the design effects (variance over simple random sampling's) of the prevalence,

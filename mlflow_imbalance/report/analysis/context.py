@@ -229,7 +229,9 @@ def build_context(
     for v, vd in zip(out["verdicts"], verdicts, strict=True):
         if vd.source == "estimated":
             v["source"] = (
-                f"batch {vd.batch}: every run's interval"
+                f"batch {vd.batch}: audited, {dep.audited.audit.n_labels} labels"
+                if dep.audited is not None
+                else f"batch {vd.batch}: every run's interval"
                 if dep.union and dep.n_runs > 1
                 else f"batch {vd.batch}"
             )
@@ -260,11 +262,15 @@ def _deployment_stage(runs: Sequence[Any], opts: Any) -> tuple[Deployment, Any]:
     else:
         dep = Deployment([], None, [], [])
     if dep.high is not None and dep.eta_shown is not None:
-        how = (
-            f"what the {dep.n_runs} runs' estimates of batch {dep.chosen.batch} allow"
-            if dep.union and dep.n_runs > 1
-            else f"the interval of batch {dep.chosen.batch}'s estimate by {dep.chosen.run}"
-        )
+        if dep.audited is not None:
+            how = (
+                f"batch {dep.chosen.batch}'s η audited with {dep.audited.audit.n_labels} "
+                f"production labels ({dep.audited.run}'s plan)"
+            )
+        elif dep.union and dep.n_runs > 1:
+            how = f"what the {dep.n_runs} runs' estimates of batch {dep.chosen.batch} allow"
+        else:
+            how = f"the interval of batch {dep.chosen.batch}'s estimate by {dep.chosen.run}"
         ranges[dep.eta_shown] = DecideRange(
             dep.low, dep.high, "estimated", dep.chosen.batch, how, dep.drift
         )

@@ -14,6 +14,7 @@ upstream).
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,6 +33,8 @@ class BatchEstimate:
     order: int
     n: int
     result: Any  # PrevalenceEstimate
+    #: the batch's audit estimate from production labels (AuditEstimate), if any
+    audit: Any = None
 
     @property
     def ok(self) -> bool:
@@ -63,6 +66,8 @@ class Deployment:
     n_runs: int = 0
     #: True when the range is the union of the runs' intervals (a sign of drift)
     union: bool = False
+    #: the audit the range comes from (a BatchEstimate whose ``audit`` is set), if any
+    audited: BatchEstimate | None = None
 
     @property
     def eta(self) -> float | None:
@@ -87,7 +92,8 @@ def estimate_batches(runs: Sequence[Any], confidence: float) -> tuple[list[Batch
                 logger.warning("no prevalence estimate for %r batch %r", r.name, batch, exc_info=1)
                 failed.append(f"{r.name}, batch {batch}: {type(exc).__name__}: {exc}")
                 continue
-            out.append(BatchEstimate(r.name, str(batch), order, int(sc.n), est))
+            audit = (getattr(r, "audits", None) or {}).get(str(batch))
+            out.append(BatchEstimate(r.name, str(batch), order, int(sc.n), est, audit))
     return out, failed
 
 
@@ -153,6 +159,9 @@ def deciding_range(
     if not point > 0 or not lo <= point <= hi:
         point = (lo + hi) / 2
     failing = [e for e in same if not e.ok]
+    audited = [e for e in same if e.audit is not None]
+    if audited:  # labels settle it: the design-based interval holds whatever drifted (issue 39)
+        return _audited_range(dep, same, audited, common)
     union = not (not failing and not common.disagree and dep.chosen in same)
     if not union:
         # no sign of drift: the chosen (narrowest trusted) interval; the union only where
@@ -176,6 +185,30 @@ def deciding_range(
     return replace(
         dep, low=lo, high=hi, eta_shown=shown_eta(point), drift=" ".join(parts),
         n_runs=len(same), disagree=disagree, union=union,
+    )  # fmt: skip
+
+
+def _audited_range(
+    dep: Deployment, same: Sequence[BatchEstimate], audited: Sequence[BatchEstimate], common: Any
+) -> Deployment:
+    """The range from the batch's audit: the chosen run's, else the one with the most labels."""
+    e = dep.chosen if dep.chosen in audited else max(audited, key=lambda x: x.audit.n_labels)
+    a = e.audit
+    lo, hi = float(a.prevalence.low), float(a.prevalence.high)
+    point = float(a.prevalence.estimate)
+    if not (point > 0 and lo <= point <= hi):
+        point = (lo + hi) / 2
+    parts = []
+    if a.roc_shifted:
+        parts.append(
+            f"The audit of batch {e.batch} ({a.n_labels} labels) shows production's TPR and FPR "
+            f"at {e.run}'s threshold {float(a.threshold):.4g} differ from the test set's "
+            f"(p = {float(a.roc_shift_p):.2g}): the test ROC no longer describes production."
+        )
+    return replace(
+        dep, low=lo, high=hi, eta_shown=shown_eta(point) if hi > 0 else None,
+        drift=" ".join(parts), n_runs=len(same), disagree=[same[i].run for i in common.disagree],
+        union=False, audited=e,
     )  # fmt: skip
 
 
@@ -218,9 +251,44 @@ def header_rows(
                 "estimate": float(r.estimate),
                 # where the page's control jumps: the estimate as the verdict rounds it
                 "jump": shown_eta(float(r.estimate) if float(r.estimate) > 0 else float(r.high)),
+                "audit": _audit_row(e.audit, feta, fint) if e.audit is not None else None,
             }
         )
     return rows
+
+
+def _audit_row(a: Any, feta: Callable[[float], str], fint: Callable[..., str]) -> dict[str, Any]:
+    """An audit beside the label-free estimate, for the page's audit table.
+
+    Audited η, precision and recall at the threshold with what the test set predicted there,
+    and whether they disagree (the test set's number outside the audited interval, or the
+    ROC-shift test rejecting).
+    """
+
+    def iv(x: Any, f: Callable[[float], str]) -> str:
+        lo = f(float(x.low)) if float(x.low) > 0 else "0"
+        return (
+            f"{f(float(x.estimate)) if float(x.estimate) > 0 else '0'} [{lo}, {f(float(x.high))}]"
+        )
+
+    def f3(x: float) -> str:
+        return f"{x:.3g}"
+
+    pred_p, test_r = float(a.predicted_precision), float(a.test_tpr)
+    outside_p = not float(a.precision.low) <= pred_p <= float(a.precision.high)
+    outside_r = not float(a.recall.low) <= test_r <= float(a.recall.high)
+    return {
+        "labels": f"{fint(a.n_labels)} of {fint(a.n_planned)}",
+        "eta": iv(a.prevalence, feta),
+        "threshold": f"{float(a.threshold):.4g}",
+        "precision": iv(a.precision, f3),
+        "predicted_precision": f3(pred_p) if math.isfinite(pred_p) else "–",
+        "recall": iv(a.recall, f3),
+        "test_recall": f3(test_r) if math.isfinite(test_r) else "–",
+        "disagree": bool(outside_p or outside_r or a.roc_shifted),
+        "roc_shift": f"p = {float(a.roc_shift_p):.2g}",
+        "text": str(getattr(a, "text", "")),
+    }
 
 
 def deployment_note(
