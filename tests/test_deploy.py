@@ -433,6 +433,18 @@ def test_a_drifted_batch_is_unknown_not_a_verdict(tracking_uri):
     assert "prior-shift check failed" in res.reason and res.check_passed is False
     r = _cli("check", "--model", "models:/direct@prod", uri=tracking_uri)
     assert r.returncode == 5 and "UNKNOWN" in r.stdout
+    # issue 39: the answer says how many labels would settle it, and labels drawn by the plan
+    # replace the label-free interval by the audited one (read back here from the audit)
+    assert res.audit_budget is not None and res.audit_budget > 0, res
+    assert "plan_audit" in res.reason
+    scores = est.predict_proba(X)[:, 1]
+    plan = mi.plan_audit(scores, budget=300, batch="drift", run_id=run_id, seed=0)
+    mi.log_audit_labels(y[plan.indices], batch="drift", run_id=run_id)
+    audit = mi.load_audit(run_id, "drift")
+    res = mi.check_decision("direct@prod")
+    assert (res.eta_low, res.eta_high) == (audit.prevalence.low, audit.prevalence.high)
+    assert res.check_passed == (not audit.roc_shifted)
+    assert res.status != "unknown" or "audit" in res.reason
 
 
 def test_a_dead_server_is_named_within_the_budget(unreachable_tracking_uri):

@@ -62,22 +62,55 @@ METRICS = {
 }
 
 
-def _audit_settles(record: DecisionRecord, batch: Mapping[str, Any]) -> tuple[int | None, str]:
+def _audit_settles(
+    record: DecisionRecord,
+    batch: Mapping[str, Any],
+    counts: Mapping[str, Any] | None = None,
+    winner: str | None = None,
+    tol: float | None = None,
+) -> tuple[int | None, str]:
     """Labels that would settle an unknown check: ``(budget or None, one line)``.
 
-    HOOK (issue 39): when the audit API (``mlflow_imbalance.plan_audit`` /
-    ``log_audit_labels`` and a loader of a batch's audit estimate) is on main, read the batch's
-    audit labels here (they bound η without the prior-shift assumption) and return the budget
-    ``plan_audit`` recommends. Until then: None and what to do.
+    With costs and a tolerance: the widest η interval around the batch's estimate over which
+    the best decision's worst-case regret is at most ``tol`` (bisection on its half-width; regret
+    grows with the range), and the labels :func:`mlflow_imbalance.plan_audit`'s design needs for
+    that half-width (:func:`mlflow_imbalance.stats.audit.audit_budget`, from the design's expected
+    variance). Without them, or when the batch's scores cannot be read: None and what to do.
     """
-    import mlflow_imbalance
+    how = (
+        "label a sample of the batch (mlflow_imbalance.plan_audit, then log_audit_labels): "
+        "labels bound η whatever drifted"
+    )
+    est = batch.get("estimate") or {}
+    eta = est.get("value")
+    if counts is None or winner is None or tol is None or eta is None or not record.has_costs:
+        return None, how
+    try:
+        from mlflow_imbalance.stats.audit import audit_budget
+        from mlflow_imbalance.tracking.production import load_production_counts
 
-    if hasattr(mlflow_imbalance, "plan_audit"):  # pragma: no cover - not on main yet
-        return None, (
-            "label a sample of the batch (mlflow_imbalance.plan_audit, log_audit_labels) to "
-            "pin η down"
-        )
-    return None, "labels of a random sample of the batch would pin η down (audit: issue 39)"
+        sc = load_production_counts(record.run_id, record.counts_name)[str(batch["batch"])]
+        cfp, cfn = float(record.cost_fp), float(record.cost_fn)  # type: ignore[arg-type]
+        eta = max(float(eta), 1.0 / max(int(sc.n), 1))
+        lo_h, hi_h = 0.0, eta
+        for _ in range(30):  # the widest half-width whose least worst-case regret is <= tol
+            h = (lo_h + hi_h) / 2
+            r = minimax_regret(counts, max(eta - h, 0.0), min(eta + h, 0.999), cfp, cfn).regret
+            lo_h, hi_h = (h, hi_h) if r <= tol else (lo_h, h)
+        if lo_h <= 0:
+            return None, how
+        b = audit_budget(counts[winner], sc, record.threshold, precision_half_width=None,
+                         prevalence_half_width=min(lo_h, 0.999), prevalence=eta)  # fmt: skip
+    except Exception as exc:  # the budget is advice; the check stands without it
+        logger.info("no audit budget for batch %r: %s", batch.get("batch"), exc)
+        return None, how
+    n = b.prevalence_labels
+    if n is None:
+        return None, how
+    return int(n), (
+        f"about {n:,} labels drawn by mlflow_imbalance.plan_audit would pin η to ±{lo_h:.2g}, "
+        f"where the decision loses at most τ"
+    )
 
 
 @dataclass(frozen=True)
@@ -219,8 +252,13 @@ def _judge(
     ids: Mapping[str, str | None],
     model: str,
     winner: str,
+    audit: Any = None,
 ) -> DecisionCheck:
-    """The check of one batch record (``list_production_batches``'s)."""
+    """The check of one batch record (``list_production_batches``'s).
+
+    With ``audit`` (the batch's :class:`~mlflow_imbalance.stats.audit.AuditEstimate`) the η
+    interval is the audited one and the check is its ROC-shift test.
+    """
     est = batch.get("estimate") or {}
     base = {
         "model": model,
@@ -232,6 +270,9 @@ def _judge(
         "checked_at": now_iso(),
     }
     value, interval = est.get("value"), est.get("interval") or [None, None]
+    if audit is not None:  # labels settle η whatever drifted (issue 39): the audited interval
+        value = float(audit.prevalence.estimate)
+        interval = [float(audit.prevalence.low), float(audit.prevalence.high)]
     if value is None or None in interval:
         note = batch.get("estimate_note") or "no prevalence estimate was logged"
         return DecisionCheck(
@@ -239,6 +280,8 @@ def _judge(
         )
     p = est.get("prior_shift_p")
     passed = p is None or not float(p) < _prior_shift_level(est)
+    if audit is not None:  # with labels, the check is the audit's ROC-shift test
+        p, passed = float(audit.roc_shift_p), not audit.roc_shifted
     base.update(
         eta=float(value),
         eta_low=float(interval[0]),
@@ -260,11 +303,18 @@ def _judge(
     choice = minimax_regret(counts, lo, hi, cfp, cfn)
     base.update(regret=regret, best_regret=float(choice.regret))
     if not passed:
-        budget, how = _audit_settles(rec, batch)
+        budget, how = _audit_settles(rec, batch, counts, winner, tol)
+        why = (
+            f"the audit ({audit.n_labels} labels) shows production's TPR and FPR at the threshold "
+            f"differ from the test set's (p = {p:.3g}): the test ROC no longer describes "
+            "production, so its regret cannot be trusted; retrain or re-test on recent data"
+            if audit is not None
+            else f"the prior-shift check failed (p = {p:.3g}): production differs from the test "
+            f"data in more than the class balance, so the η estimate is not to be trusted; {how}"
+        )
         return DecisionCheck(
             "unknown",
-            f"the prior-shift check failed (p = {p:.3g}): production differs from the test data "
-            f"in more than the class balance, so the η estimate is not to be trusted; {how}",
+            why,
             audit_budget=budget,
             **base,
         )
@@ -276,7 +326,7 @@ def _judge(
             **base,
         )
     if choice.regret > tol:
-        budget, how = _audit_settles(rec, batch)
+        budget, how = _audit_settles(rec, batch, counts, winner, tol)
         return DecisionCheck(
             "unknown",
             f"η is not pinned down: over [{lo:.4g}, {hi:.4g}] even the best decision "
@@ -401,10 +451,24 @@ def _check(c: Any, uri: str, mv: Any, rec: DecisionRecord, tolerance: float | No
         counts[key] = load_counts(rid, rec.counts_name, tracking_uri=uri)
         ids[key] = rid
     winner = next(k for k, i in ids.items() if i == rec.run_id)
-    results = [_judge(rec, tol, b, counts, ids, model, winner) for b in batches]
+    results = [
+        _judge(rec, tol, b, counts, ids, model, winner, _audit_of(rec, b["batch"], uri))
+        for b in batches
+    ]
     history = tuple({k: v for k, v in r.as_dict().items() if k != "history"} for r in results[:-1])
     latest = results[-1]
     return DecisionCheck(**{**latest.as_dict(), "history": history})
+
+
+def _audit_of(rec: DecisionRecord, batch: Any, uri: str) -> Any:
+    """The batch's audit estimate from production labels (None: not audited or unreadable)."""
+    try:
+        from mlflow_imbalance.tracking.audit import load_audit
+
+        return load_audit(rec.run_id, batch, name=rec.counts_name, tracking_uri=uri)
+    except Exception as exc:  # optional evidence: the label-free estimate still stands
+        logger.info("no audit for batch %r: %s", batch, exc)
+        return None
 
 
 def _write(c: Any, mv: Any, rec: DecisionRecord, result: DecisionCheck) -> None:
