@@ -9,10 +9,11 @@ its own test counts (:func:`mlflow_imbalance.stats.prevalence.estimate_prevalenc
 report's defaults), and three decisions are made from the test counts alone:
 
 - **robust**: the report's verdict over its deciding range (the chosen estimate's interval;
-  the union of the runs' intervals where a check fails or the estimates disagree;
   :func:`mlflow_imbalance.stats.robust.decide_over_range`: least worst-case regret, then the
-  "beats flagging nothing" check). ``BENCH_RULE=minimax`` always takes the union,
-  ``BENCH_RULE=mean`` decides at the mean of the runs' estimates (the alternatives measured);
+  "beats flagging nothing" check). The alternatives measured: ``BENCH_RULE=minimax`` always
+  takes the union of the runs' intervals, ``BENCH_RULE=union-if-drift`` the union where a
+  check fails or the estimates disagree, ``BENCH_RULE=mean`` decides at the mean of the
+  runs' estimates;
 - **point**: the least-cost decision at the point estimate the report shows (the narrowest
   interval's estimate; else the runs' weighted common value; else the range's middle), with
   the same check at that η;
@@ -119,13 +120,13 @@ def _one(args: tuple[int, int]) -> list[tuple]:
         point = float(f"{point:.3g}")
         if not hi > 0:
             hi = point = 1e-6
-        if RULE == "report":  # as report/analysis/deployment.py: deciding_range
+        if RULE in ("report", "union-if-drift"):  # report/analysis/deployment.py: deciding_range
             clo, chi = float(chosen.low), float(chosen.high)
             cp = common_prevalence_test(
                 [(float(e.estimate), float(e.low), float(e.high)) for e in ests.values()], CONF,
                 level=1 - CONF,
             )  # fmt: skip
-            if not passes or cp.disagree:
+            if RULE == "union-if-drift" and (not passes or cp.disagree):
                 clo, chi = lo, hi
             robust = decide_over_range(counts, clo, max(chi, 1e-6), CFP, CFN, n_boot=n_boot,
                                        seed=seed)  # fmt: skip

@@ -127,11 +127,12 @@ def deciding_range(
 ) -> Deployment:
     """The chosen batch's deciding range, point and drift line (issue 37).
 
-    The batch is one population whichever run scored it, so every judged run's estimate counts.
-    Where the batch shows a sign of drift (a failing prior-shift check, or estimates that
-    disagree) the range is the union of their intervals (what none of them rules out); with no
-    such sign it is the chosen (narrowest trusted) estimate's interval, which
-    ``benchmarks/bench_decision.py`` measured to decide better there. The point is the
+    The batch is one population whichever run scored it, so every judged run's estimate counts
+    as evidence: a failing prior-shift check on any run, or estimates that disagree, mean the
+    batch has drifted, and the verdict says so first. The range is the chosen (narrowest
+    trusted) estimate's interval: the union of the runs' intervals was measured to decide worse
+    (``benchmarks/bench_decision.py``), and is used only when no judged run made the chosen
+    estimate. An audit of the batch replaces both (:func:`_audited_range`). The point is the
     chosen estimate (narrowest trusted interval), else the estimates' weighted common value,
     else the range's middle. A failing prior-shift check on any run means the batch has drifted;
     Cochran's Q test of one common η names the runs whose estimates disagree
@@ -162,11 +163,11 @@ def deciding_range(
     audited = [e for e in same if e.audit is not None]
     if audited:  # labels settle it: the design-based interval holds whatever drifted (issue 39)
         return _audited_range(dep, same, audited, common)
-    union = not (not failing and not common.disagree and dep.chosen in same)
+    union = dep.chosen not in same
     if not union:
-        # no sign of drift: the chosen (narrowest trusted) interval; the union only where
-        # the batch has drifted or the runs disagree (bench_decision.py: at η = 1e-3 the
-        # union's worst case cost 1.3x the oracle at the median, the chosen interval 1.03x)
+        # the chosen (narrowest trusted) interval, drift or not: over the union of the runs'
+        # intervals the decision cost more at η = 1e-3, under drift more than flagging nothing
+        # (bench_decision.py, docs/statistics.md "Deciding over a range of η")
         lo, hi = float(dep.chosen.result.low), float(dep.chosen.result.high)
     parts = []
     if failing:
