@@ -119,11 +119,12 @@ def build_report(
             ``{run name: scores | ScoreCounts | {batch: scores | ScoreCounts}}``. None
             (default): the batches logged with the runs
             (:func:`~mlflow_imbalance.log_production_scores`); False: ignore them. With
-            batches, the verdict is also given at the estimated prevalence of ``batch``, and
-            the page says whether the decision holds over the estimate's interval.
+            batches, the verdict is also decided over what the estimates of ``batch`` allow
+            about η.
         batch: the production batch the verdict is given at (default: the latest). Its
-            verdict is decided over the chosen estimate's interval, or the union of every
-            judged run's interval for the batch where a check fails or the estimates disagree
+            verdict is decided over the batch's audited η interval where it has audit labels,
+            else over the chosen (narrowest trusted) estimate's interval; a failing check or
+            disagreeing estimates are said first
             (:class:`~mlflow_imbalance.report.model.Verdict` ``prevalence_low`` /
             ``prevalence_high``, ``regret``, ``at_estimate``).
         decide_over: ``(low, high)`` or ``"low:high"``: add one verdict decided over this

@@ -155,8 +155,8 @@ class Verdict:
             run is shown to beat it), ``"everything"`` (flag every case) or ``"none_judged"``
             (no run has enough test cases to be judged; ``MIN_TEST_CLASS``).
         prevalence_low: lower end of the range of η the decision was made over (equal to
-            ``prevalence`` for a typed η; for an estimated one, the union of every judged run's
-            interval for the batch; ``decide_over`` gives it directly).
+            ``prevalence`` for a typed η; for an estimated one, the batch's audited interval
+            or the chosen estimate's interval; ``decide_over`` gives it directly).
         prevalence_high: its upper end.
         regret: the most the decision can lose, per case like ``value``, against the best
             decision (any run at any threshold, or flagging nothing or everything) at any η of
