@@ -438,10 +438,10 @@ def test_spark_plan_round_trip(spark, tracking_uri):
     module's Spark session, a real SQLite store)."""
     import mlflow
 
-    from mlflow_imbalance.tracking import audit as tr_audit
-
+    import mlflow_imbalance as mi
     from mlflow_imbalance.integrations.spark import score_counts_from_spark
     from mlflow_imbalance.integrations.spark_audit import plan_audit_spark
+    from mlflow_imbalance.tracking import audit as tr_audit
 
     rng = np.random.default_rng(0)
     y_t = np.r_[np.ones(200), np.zeros(5000)]
