@@ -237,24 +237,9 @@ def minimax_regret(
         reg = decision_cost(tpr[:, None], fpr[:, None], ends[None, :], cfp, cfn) - best
         return np.maximum(reg.max(axis=1), 0.0)
 
+    best_option, best_regret, by_run = _least(counts, worst)
     r_nothing = float(worst(np.zeros(1), np.zeros(1))[0])
     r_every = float(worst(np.ones(1), np.ones(1))[0])
-    by_run: dict[str, float] = {}
-    best_option, best_regret = NOTHING, r_nothing
-    if r_every < best_regret:
-        best_option, best_regret = EVERYTHING, r_every
-    for name in sorted(counts):
-        thr, tpr, fpr = _rates(counts[name])
-        if not tpr.size:
-            continue
-        w = worst(tpr, fpr)
-        m = float(w.min())
-        by_run[name] = m
-        if m < best_regret:
-            cand = np.flatnonzero(w == m)
-            k = int(cand[np.argmin(fpr[cand])])
-            best_option = DecisionOption("run", name, float(thr[k]), float(tpr[k]), float(fpr[k]))
-            best_regret = m
     return RobustChoice(
         option=best_option,
         regret=best_regret,
@@ -268,24 +253,37 @@ def minimax_regret(
     )
 
 
-def _best_at(counts: Mapping[str, RocCounts], eta: float, cfp: float, cfn: float) -> DecisionOption:
-    """The least-cost decision at ``eta`` (ties as :func:`minimax_regret`)."""
-    nothing, every = eta * cfn, (1.0 - eta) * cfp
-    best_option, best = (NOTHING, nothing) if nothing <= every else (EVERYTHING, every)
+def _least(
+    counts: Mapping[str, RocCounts], loss: Any
+) -> tuple[DecisionOption, float, dict[str, float]]:
+    """The decision of least ``loss(tpr, fpr)`` (arrays in, array out), its loss, and each run's.
+
+    Ties go to flagging nothing, then flagging everything, then the run first by name, and
+    within a run to the threshold of lower FPR.
+    """
+    best_option, best = NOTHING, float(loss(np.zeros(1), np.zeros(1))[0])
+    every = float(loss(np.ones(1), np.ones(1))[0])
+    if every < best:
+        best_option, best = EVERYTHING, every
+    by_run: dict[str, float] = {}
     for name in sorted(counts):
         thr, tpr, fpr = _rates(counts[name])
         if not tpr.size:
             continue
-        cost = decision_cost(tpr, fpr, eta, cfp, cfn)
-        m = float(cost.min())
+        values = loss(tpr, fpr)
+        m = float(values.min())
+        by_run[name] = m
         if m < best:
-            cand = np.flatnonzero(cost == m)
+            cand = np.flatnonzero(values == m)
             k = int(cand[np.argmin(fpr[cand])])
-            best_option, best = (
-                DecisionOption("run", name, float(thr[k]), float(tpr[k]), float(fpr[k])),
-                m,
-            )
-    return best_option
+            best_option = DecisionOption("run", name, float(thr[k]), float(tpr[k]), float(fpr[k]))
+            best = m
+    return best_option, best, by_run
+
+
+def _best_at(counts: Mapping[str, RocCounts], eta: float, cfp: float, cfn: float) -> DecisionOption:
+    """The least-cost decision at ``eta`` (ties as :func:`minimax_regret`)."""
+    return _least(counts, lambda tpr, fpr: decision_cost(tpr, fpr, eta, cfp, cfn))[0]
 
 
 @dataclass(frozen=True)
