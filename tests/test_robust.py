@@ -186,3 +186,27 @@ def test_tiny_run_never_wins_and_the_range_verdict_over_decide_over():
     assert v.regret == pytest.approx(_brute({"big": big}, 1e-3, 2e-2, 1.0, 100.0), abs=1e-12)
     assert v.at_estimate is not None and v.at_estimate.prevalence == v.prevalence
     assert v.at_low["prevalence"] == 1e-3 and v.at_high["prevalence"] == 2e-2
+
+
+def test_labels_to_settle_pins_eta_where_the_regret_is_within_tolerance():
+    """Issue 39's budget said up front: the half-width it returns keeps the least worst-case
+    regret (brute force over 801 η) within τ, a half-width 1.5x wider does not, and the labels
+    the audit design needs for it shrink that design's expected η half-width to at most h."""
+    from mlflow_imbalance.core.production import ScoreCounts
+    from mlflow_imbalance.stats.audit import design_audit, expected_half_widths
+    from mlflow_imbalance.stats.robust import labels_to_settle
+
+    rng = np.random.default_rng(11)
+    counts = {"a": _run(rng, 1.5, 200, 20_000), "b": _run(rng, 2.5, 200, 20_000)}
+    n, eta = 20_000, 0.01
+    k = rng.binomial(n, eta)
+    sc = ScoreCounts.from_scores(np.r_[rng.normal(2.5, 1, k), rng.normal(0, 1, n - k)])
+    tol = 0.02
+    got = labels_to_settle(counts, "b", sc, 1.5, eta, tol, 1.0, 100.0)
+    h = got.half_width
+    assert 0 < h < eta and got.labels is not None and got.labels > 0
+    assert _brute(counts, eta - h, eta + h, 1.0, 100.0) <= tol + 1e-12
+    assert _brute(counts, max(eta - 1.5 * h, 0), eta + 1.5 * h, 1.0, 100.0) > tol
+    d = design_audit(counts["b"], sc, got.labels, 1.5, prevalence=eta)
+    assert expected_half_widths(d)["prevalence"] <= h * 1.0001
+    assert "plan_audit" in got.text

@@ -86,31 +86,18 @@ def _audit_settles(
     if counts is None or winner is None or tol is None or eta is None or not record.has_costs:
         return None, how
     try:
-        from mlflow_imbalance.stats.audit import audit_budget
+        from mlflow_imbalance.stats.robust import labels_to_settle
         from mlflow_imbalance.tracking.production import load_production_counts
 
         sc = load_production_counts(record.run_id, record.counts_name)[str(batch["batch"])]
         cfp, cfn = float(record.cost_fp), float(record.cost_fn)  # type: ignore[arg-type]
-        eta = max(float(eta), 1.0 / max(int(sc.n), 1))
-        lo_h, hi_h = 0.0, eta
-        for _ in range(30):  # the widest half-width whose least worst-case regret is <= tol
-            h = (lo_h + hi_h) / 2
-            r = minimax_regret(counts, max(eta - h, 0.0), min(eta + h, 0.999), cfp, cfn).regret
-            lo_h, hi_h = (h, hi_h) if r <= tol else (lo_h, h)
-        if lo_h <= 0:
-            return None, how
-        b = audit_budget(counts[winner], sc, record.threshold, precision_half_width=None,
-                         prevalence_half_width=min(lo_h, 0.999), prevalence=eta)  # fmt: skip
+        got = labels_to_settle(counts, winner, sc, record.threshold, float(eta), tol, cfp, cfn)
     except Exception as exc:  # the budget is advice; the check stands without it
         logger.info("no audit budget for batch %r: %s", batch.get("batch"), exc)
         return None, how
-    n = b.prevalence_labels
-    if n is None:
+    if got.labels is None:
         return None, how
-    return int(n), (
-        f"about {n:,} labels drawn by mlflow_imbalance.plan_audit would pin η to ±{lo_h:.2g}, "
-        f"where the decision loses at most τ"
-    )
+    return got.labels, got.text
 
 
 @dataclass(frozen=True)

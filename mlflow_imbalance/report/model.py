@@ -179,6 +179,10 @@ class Verdict:
         not_judged: one line per run too small to be judged ("name: 3 positives, 1 negative").
         drift: one line when a production batch's prior-shift check fails or the runs'
             estimates of it disagree ("" otherwise).
+        audit_labels: for a verdict over a batch's label-free range that can lose more than
+            the tolerance (10 % of the decision's cost at the estimate) or that drifted: the
+            labels drawn by ``plan_audit`` that would pin η down enough (None otherwise), with
+            ``audit_text`` saying so in one sentence.
     """
 
     prevalence: float
@@ -228,6 +232,8 @@ class Verdict:
     compared_ids: tuple[str | None, ...] = ()
     not_judged: tuple[str, ...] = ()
     drift: str = ""
+    audit_labels: int | None = None
+    audit_text: str = ""
 
     def __post_init__(self) -> None:
         if self.decision not in DECISIONS:

@@ -45,9 +45,11 @@ from mlflow_imbalance.core.validation import check_cost, check_prevalence
 __all__ = [
     "DecisionOption",
     "RobustChoice",
+    "SettlingBudget",
     "best_cost",
     "common_prevalence_test",
     "decision_cost",
+    "labels_to_settle",
     "minimax_regret",
     "worst_regret",
 ]
@@ -466,3 +468,71 @@ def decide_over_range(
             else:
                 opt, regret = EVERYTHING, choice.regret_everything
     return RangeDecision(opt, float(regret), choice, upper, triv_cost)
+
+
+@dataclass(frozen=True)
+class SettlingBudget:
+    """Labels that would make a decision's worst case acceptable (:func:`labels_to_settle`).
+
+    Attributes:
+        labels: labels drawn by the audit design (None: no half-width is small enough).
+        half_width: the η half-width around the estimate within which the least worst-case
+            regret is at most ``tolerance``.
+        tolerance: the regret tolerance τ, per case.
+        precision_half_width: the precision half-width at the threshold those labels should
+            give (the design's expected variance; a planning figure).
+        text: one sentence.
+    """
+
+    labels: int | None
+    half_width: float
+    tolerance: float
+    precision_half_width: float | None
+    text: str
+
+
+def labels_to_settle(
+    counts_by_run: Any,
+    run: str,
+    production: Any,
+    threshold: float,
+    prevalence: float,
+    tolerance: float,
+    cost_fp: float,
+    cost_fn: float,
+    confidence: float = 0.95,
+) -> SettlingBudget:
+    """How many audit labels would pin η down enough that the decision loses at most τ.
+
+    The widest half-width ``h`` around ``prevalence`` over which the least worst-case regret
+    (:func:`minimax_regret` over ``counts_by_run``) is at most ``tolerance`` (bisection: the
+    regret grows with the range), then the labels the audit design
+    (:func:`mlflow_imbalance.stats.audit.design_audit`) needs for an η half-width ``h``
+    (:func:`mlflow_imbalance.stats.audit.audit_budget`), and
+    the precision half-width at ``threshold`` they should give. Pinning η is costly at low
+    prevalence: the labels grow like η / h².
+    """
+    from mlflow_imbalance.stats.audit import audit_budget, design_audit, expected_half_widths
+
+    counts = counts_by_run[run]
+    eta = max(float(prevalence), 1.0 / max(int(production.n), 1))
+    lo_h, hi_h = 0.0, eta
+    for _ in range(30):
+        h = (lo_h + hi_h) / 2
+        r = minimax_regret(counts_by_run, max(eta - h, 0.0), min(eta + h, 0.999), cost_fp, cost_fn)
+        lo_h, hi_h = (h, hi_h) if r.regret <= tolerance else (lo_h, h)
+    if lo_h <= 0:
+        return SettlingBudget(None, 0.0, float(tolerance), None, "no η range is narrow enough")
+    b = audit_budget(counts, production, threshold, precision_half_width=None,
+                     prevalence_half_width=min(lo_h, 0.999), prevalence=eta,
+                     confidence=confidence)  # fmt: skip
+    n = b.prevalence_labels
+    if n is None:
+        return SettlingBudget(None, lo_h, float(tolerance), None, b.text)
+    d = design_audit(counts, production, int(n), threshold, prevalence=eta)
+    hw = expected_half_widths(d, confidence)["precision"]
+    text = (
+        f"about {n:,} labels drawn by plan_audit would pin η to ±{lo_h:.2g}, where the "
+        f"decision loses at most {tolerance:.3g} per case (precision ±{hw:.2g} at its threshold)"
+    )
+    return SettlingBudget(int(n), float(lo_h), float(tolerance), float(hw), text)

@@ -271,9 +271,15 @@ def _deployment_stage(runs: Sequence[Any], opts: Any) -> tuple[Deployment, Any]:
             how = f"what the {dep.n_runs} runs' estimates of batch {dep.chosen.batch} allow"
         else:
             how = f"the interval of batch {dep.chosen.batch}'s estimate by {dep.chosen.run}"
+        prod = {
+            r.name: r.production[dep.chosen.batch]
+            for r in runs
+            if dep.chosen.batch in (getattr(r, "production", None) or {})
+        }
         ranges[dep.eta_shown] = DecideRange(
-            dep.low, dep.high, "estimated", dep.chosen.batch, how, dep.drift
-        )
+            dep.low, dep.high, "estimated", dep.chosen.batch, how, dep.drift, prod,
+            dep.audited is not None,
+        )  # fmt: skip
         first.append(dep.eta_shown)
     elif dep.eta is not None and dep.eta > 0:  # no judged run estimated it
         dep = replace(dep, eta_shown=shown_eta(dep.eta))

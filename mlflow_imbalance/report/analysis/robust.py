@@ -20,6 +20,7 @@ Three rules on top of :mod:`.verdict`'s answer at one η (issue 37):
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -37,6 +38,8 @@ from mlflow_imbalance.stats.robust import (
     decide_over_range,
     worst_regret,
 )
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["DecideRange", "judged_runs", "none_judged", "over_range", "trivial_rule"]
 
@@ -59,6 +62,9 @@ class DecideRange(NamedTuple):
     batch: str = ""
     how: str = ""
     drift: str = ""
+    #: the batch's production counts by run (for the labels that would settle it)
+    production: Mapping[str, Any] | None = None
+    audited: bool = False
 
 
 def not_judged_reason(c: Any) -> str:
@@ -286,10 +292,57 @@ def over_range(
         more_data="" if not same else v.more_data,
         chance="" if not same else v.chance,
     )
+    out = _with_audit_budget(out, v, rng, counts, opts)
     at_est_regret = worst_regret(
         _option_of(v, counts).tpr, _option_of(v, counts).fpr, counts, lo, hi, cfp, cfn
     ) if v.decision in ("run", "nothing", "everything") else math.nan  # fmt: skip
     return replace(out, text=_range_text(out, v, span, head, why, at_est_regret, formatters))
+
+
+#: The regret tolerance the page's audit advice uses: this share of the decision's expected
+#: cost at the point estimate (as ``register_decision``'s default τ).
+AUDIT_TOLERANCE_SHARE = 0.1
+
+
+def _with_audit_budget(
+    out: Verdict, v: Verdict, rng: DecideRange, counts: Mapping[str, Any], opts: Any
+) -> Verdict:
+    """The labels that would settle a label-free range (issue 39: the budget, said up front)."""
+    from mlflow_imbalance.stats.robust import labels_to_settle
+
+    if rng.source != "estimated" or rng.audited or not rng.production:
+        return out
+    tol = AUDIT_TOLERANCE_SHARE * float(v.value)
+    if not (out.regret is not None and (out.regret > tol or rng.drift)) or not tol > 0:
+        return out
+    run = out.run if out.decision == "run" else v.run if v.decision == "run" else None
+    thr = out.threshold if out.decision == "run" else v.threshold
+    sc = rng.production.get(run) if run is not None else None
+    if sc is None:
+        return out
+    try:
+        got = labels_to_settle(
+            counts, run, sc, thr, float(out.prevalence), tol, opts.cost_fp, opts.cost_fn,
+            opts.confidence,
+        )  # fmt: skip
+    except Exception:  # advice only: the verdict stands without it
+        logger.warning("no audit budget for %r", run, exc_info=True)
+        return out
+    if got.labels is None:
+        return out
+    per = out.per
+    text = (
+        f"About {got.labels:,} labels drawn by plan_audit would pin η to ±{got.half_width:.2g}, "
+        f"where the decision loses at most {_num(tol * per)} per {per:,} cases (precision "
+        f"±{got.precision_half_width:.2g} at its threshold)"
+    )
+    return replace(out, audit_labels=got.labels, audit_text=text)
+
+
+def _num(x: float) -> str:
+    from mlflow_imbalance._numbers import fmt_number
+
+    return fmt_number(x)
 
 
 def _run_id(v: Verdict, run: str | None) -> str | None:
@@ -342,7 +395,7 @@ def _range_text(
             else ""
         )
         text += f" At η = {feta(out.prevalence)} alone: {action_text(at, fmt)}{loss}."
-    return text
+    return text + (f" {out.audit_text}." if out.audit_text else "")
 
 
 def _option_key(v: Verdict) -> tuple:

@@ -176,6 +176,7 @@ def _decision_view(v: Any, fmt: Any, feta: Any, fint: Any, fci: Any) -> dict[str
             else ""
         ),
         "drift": v.drift,
+        "audit_text": v.audit_text,
         "why": v.test if v.decision in ("nothing", "everything") else "",
         "not_judged": list(v.not_judged),
         "batch": v.batch,
