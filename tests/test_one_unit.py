@@ -359,6 +359,9 @@ def _shown_intervals(text: str, eta: float, card: bool) -> dict[str, str]:
     part = part[: part.find("At η =")] if "At η =" in part else part
     cost = re.search(rf"(?:lowest expected cost, |Expected cost: ){NUMBER} ({INTERVAL})", part)
     prec = re.search(rf"[Pp]recision {NUMBER} ({INTERVAL})", part)
+    if re.match(r"\s*flag nothing", part):  # issue 37: the run's interval, and no precision
+        assert cost, (eta, part[:600])
+        return {"cost": cost.group(1)}
     assert cost and prec, (eta, part[:600])
     return {"cost": cost.group(1), "precision": prec.group(1)}
 
@@ -415,10 +418,12 @@ def test_cost_and_precision_intervals_are_one_interval_everywhere(tracking_uri, 
             for name, s in summaries.items()
         }
         mc = rows["strong"]["min_cost"]
-        from_summary = {
-            "cost": _printed(*mc["expected_cost_per_cases_interval"]),
-            "precision": _printed(*mc["precision"]["interval"]),
-        }
+        # issue 37: where the run's interval reaches flagging nothing's cost, every surface
+        # says "flag nothing" and prints the run's cost interval as the reason, no precision
+        nothing = mc["expected_cost_interval"][1] >= eta * COSTS["fn"]
+        from_summary = {"cost": _printed(*mc["expected_cost_per_cases_interval"])}
+        if not nothing:
+            from_summary["precision"] = _printed(*mc["precision"]["interval"])
         # the value behind the interval is the MLflow metric (the interval itself is not logged)
         unit = {10_000: "10k", 1_000_000: "1m"}[_per(eta)]
         key = f"imb/min_cost_per_{unit} {tracking.eta_label(eta)} test"
@@ -426,14 +431,20 @@ def test_cost_and_precision_intervals_are_one_interval_everywhere(tracking_uri, 
         shown = {"summary.json": from_summary, "card": _shown_intervals(cards["strong"], eta, True)}
         for label, report, text in (("alone", alone, html_alone), ("both", both, html_both)):
             v = next(v for v in report.verdict if v.prevalence == eta)
-            assert v.run == "strong", (label, eta, v.text)
-            shown[f"report.verdict ({label})"] = {
-                "cost": _printed(v.value_low * v.per, v.value_high * v.per),
-                "precision": _printed(v.precision_low, v.precision_high),
-            }
+            if nothing:
+                assert v.decision == "nothing" and v.runner_up == "strong", (label, eta, v.text)
+                shown[f"report.verdict ({label})"] = {
+                    "cost": _printed(v.runner_up_low * v.per, v.runner_up_high * v.per)
+                }
+            else:
+                assert v.run == "strong", (label, eta, v.text)
+                shown[f"report.verdict ({label})"] = {
+                    "cost": _printed(v.value_low * v.per, v.value_high * v.per),
+                    "precision": _printed(v.precision_low, v.precision_high),
+                }
             shown[f"report HTML ({label})"] = _shown_intervals(text, eta, False)
             cells = _run_cells(report, "strong", eta)
-            shown[f"report table ({label})"] = {k: cells[k] for k in ("cost", "precision")}
+            shown[f"report table ({label})"] = {k: cells[k] for k in from_summary}
         assert len({tuple(sorted(s.items())) for s in shown.values()}) == 1, (eta, shown)
         # AP, PR-AUC and max-F1 too: summary.json and the report's tables, for both runs, and a
         # run's table intervals are the same whether or not the other run is in the report
@@ -472,7 +483,10 @@ def test_lowest_cost_interval_never_exceeds_flagging_nothing(tracking_uri, tmp_p
         assert lo <= mc["expected_cost_per_cases"] <= hi
         assert hi == pytest.approx(cap, rel=1e-12), (eta, hi, cap)  # binding, and not above
         v = next(v for v in report.verdict if v.prevalence == eta)
-        assert v.value_high * v.per == pytest.approx(cap, rel=1e-12)
+        # an interval that reaches flagging nothing's cost: the verdict is to flag nothing
+        # (issue 37), and the run's interval is the one it names as not beating it
+        assert v.decision == "nothing" and v.runner_up == "weak"
+        assert v.runner_up_high * v.per == pytest.approx(cap, rel=1e-12)
         printed = {
             "summary.json": _printed(lo, hi),
             "card": _shown_intervals(card, eta, True)["cost"],

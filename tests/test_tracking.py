@@ -375,6 +375,9 @@ def test_card_and_figures(tracking_uri, tmp_path: Path):
         # the table's threshold column is the sentence's threshold (lowest cost here)
         assert f"<td>{_fmt(mc['threshold'], 4)}</td>" in card
         p, r = mc["precision"], mc["recall"]
+        if phi / per >= min(eta * 20, 1 - eta):  # issue 37: not shown to beat flagging nothing
+            assert "flag nothing (no threshold is shown to beat flagging nothing" in card
+            continue
         assert (
             f"precision {_fmt(p['value'], 3)} [{_fmt(p['interval'][0], 3)}, "
             f"{_fmt(p['interval'][1], 3)}], recall {_fmt(r['value'], 3)} "
@@ -416,6 +419,8 @@ def test_card_says_when_the_operating_point_is_not_shown_to_beat_chance(tracking
                     "its alerts are not shown to be more precise than flagging as many cases at "
                     f"random: precision [{_fmt(lo, 3)}, {_fmt(hi, 3)}] reaches η = "
                 ) in card
+        elif constant and costs:  # issue 37: flagging everything is the decision itself
+            assert card.count(": flag everything (no threshold is shown to beat") == len(rows)
         elif constant:
             assert card.count("Its threshold flags every case: no model is needed") == len(rows)
         else:

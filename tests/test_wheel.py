@@ -82,4 +82,4 @@ def test_wheel_ships_templates_and_renders(tmp_path: Path) -> None:
     html = out.read_text(encoding="utf-8")
     assert "wheel run" in html and 'id="verdict"' in html
     # self-contained: inline scripts only (the report's own and the inlined Vega bundle)
-    assert html.count("<script") == 4 and "<script src" not in html
+    assert html.count("<script") == 5 and "<script src" not in html

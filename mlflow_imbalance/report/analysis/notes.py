@@ -137,12 +137,17 @@ def data_notes(
         )
     if small:
         out.append(
-            _note(
-                "warning",
-                "Small test set:",
-                f"precision at a chosen η is uncertain by over ±{ADEQUACY_TOLERANCE:.0%} for "
-                + ("every run." if len(small) == len(runs) > 1 else f"{names_short(small, 3)}."),
-            )
+            {
+                **_note(
+                    "warning",
+                    "Small test set:",
+                    f"precision at a chosen η is uncertain by over ±{ADEQUACY_TOLERANCE:.0%} for "
+                    + (
+                        "every run." if len(small) == len(runs) > 1 else f"{names_short(small, 3)}."
+                    ),
+                ),
+                "fold": True,  # the title says it; which runs and how much, one click away
+            }
         )
     inexact = [r.name for r in runs if not r.counts.is_exact]
     if inexact:

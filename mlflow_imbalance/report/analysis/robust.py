@@ -156,8 +156,9 @@ def trivial_rule(v: Verdict, eta: float, opts: Any, fmt: Any, feta: Any, fint: A
         opt, why = EVERYTHING, "the best threshold of every judged run flags every case"
     elif v.value_high is not None and v.value_high >= cost:
         why = (
-            f"no run is shown to beat {what}: the best, {v.run}, has lowest expected cost "
-            f"{fmt(v.value * per)} [{fmt(v.value_low * per)}, {fmt(v.value_high * per)}] {unit}, "
+            f"no run is shown to beat {what}: the best, {v.run}, has lowest expected cost, "
+            f"{fmt(v.value * per)} [{fmt(v.value_low * per, 3)}, {fmt(v.value_high * per, 3)}] "
+            f"{unit}, "
             f"an interval that reaches {what}'s {fmt(cost * per)}"
         )
     else:

@@ -177,6 +177,7 @@ def _decision_view(v: Any, fmt: Any, feta: Any, fint: Any, fci: Any) -> dict[str
         ),
         "drift": v.drift,
         "audit_text": v.audit_text,
+        "audit_labels": None if v.audit_labels is None else fint(v.audit_labels),
         "why": v.test if v.decision in ("nothing", "everything") else "",
         "not_judged": list(v.not_judged),
         "batch": v.batch,
