@@ -54,9 +54,6 @@ __all__ = [
     "worst_regret",
 ]
 
-#: Decision kinds: a run's model at a threshold, or one that needs no model.
-KINDS = ("run", "nothing", "everything")
-
 
 @dataclass(frozen=True)
 class DecisionOption:

@@ -35,7 +35,6 @@ from mlflow_imbalance.report.analysis.deployment import (
     drift_spec,
     estimate_batches,
     header_rows,
-    holds_over,
     pick,
     shown_eta,
 )
@@ -168,8 +167,7 @@ def build_context(
             ),
         )  # fmt: skip
     adequacy = _adequacy_rows(fr.runs, point, fr.chosen, fr.feta, fr.fmt, fr.fint)
-    inside = holds_over(flips["flips"], *_interval(dep)) if dep.chosen else []
-    dep_note = deployment_note(dep, inside, _LABELS[fr.criterion], fr.feta)
+    dep_note = deployment_note(dep, fr.feta)
     # with an estimate (its callout, or a verdict over its range) a quiet "same winner" adds
     # nothing: the verdict already says what holds over the range
     ranged = any(v.prevalence_high > v.prevalence_low for v in verdicts)
@@ -343,11 +341,6 @@ def _feta_plain(x: float) -> str:
     from mlflow_imbalance._numbers import fmt_eta
 
     return fmt_eta(x)
-
-
-def _interval(dep: Deployment) -> tuple[float, float]:
-    r = dep.chosen.result
-    return float(r.low), float(r.high)
 
 
 def _frame(

@@ -3,12 +3,12 @@
 A run that logged unlabeled production batches (:func:`mlflow_imbalance.log_production_scores`)
 lets the report estimate the deployment prevalence η of each batch from that run's own ROC
 counts and production counts (:func:`mlflow_imbalance.stats.prevalence.estimate_prevalence`).
-η is a property of the population, not of the model, so one estimate serves every run's
-verdict: the report decides at the estimate of the chosen batch (the latest by default) from
-the run whose interval is narrowest, says whether the decision holds over that interval (a
-boundary of the criterion's winner map inside it is called out), and flags runs whose
-estimates of the same batch disagree beyond their intervals (a sign of shift, or of a bug
-upstream).
+η is a property of the population, not of the model, so one range serves every run's
+verdict: the report decides over the chosen batch's (the latest by default) audited η interval
+where it has audit labels, else over the interval of the estimate whose interval is narrowest
+(:func:`deciding_range`), with its numbers at that estimate; a failing prior-shift check, runs
+whose estimates disagree (Cochran's Q) or an audit's ROC-shift test are said first in the
+verdict (a sign of drift, or of a bug upstream).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["BatchEstimate", "Deployment", "estimate_batches", "holds_over", "pick"]
+__all__ = ["BatchEstimate", "Deployment", "deciding_range", "estimate_batches", "pick"]
 
 
 @dataclass(frozen=True)
@@ -222,11 +222,6 @@ def shown_eta(x: float) -> float:
     return float(f"{x:.3g}")
 
 
-def holds_over(flips: Sequence[Any], low: float, high: float) -> list[Any]:
-    """The winner map's boundaries inside ``[low, high]``: where the decision changes."""
-    return [f for f in flips if low < f.eta < high]
-
-
 def header_rows(
     dep: Deployment, feta: Callable[[float], str], fint: Callable[..., str]
 ) -> list[dict[str, Any]]:
@@ -292,12 +287,7 @@ def _audit_row(a: Any, feta: Callable[[float], str], fint: Callable[..., str]) -
     }
 
 
-def deployment_note(
-    dep: Deployment,
-    inside: Sequence[Any],
-    criterion: str,
-    feta: Callable[[float], str],
-) -> dict[str, str] | None:
+def deployment_note(dep: Deployment, feta: Callable[[float], str]) -> dict[str, str] | None:
     """The callout for an estimate the verdict cannot be decided over (None otherwise).
 
     When the batch gives a range, the verdict itself says what was decided over it, the drift

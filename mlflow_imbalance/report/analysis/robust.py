@@ -215,7 +215,6 @@ def over_range(
     counts: Mapping[str, Any],
     unc: Any,
     opts: Any,
-    seed_for: Any,  # kept for callers; the limits use the tables' seed
     formatters: tuple[Any, Any, Any, Any],
 ) -> Verdict:
     """The verdict decided over ``rng``; the point verdict ``v`` becomes ``at_estimate``.

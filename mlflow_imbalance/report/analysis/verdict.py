@@ -351,7 +351,7 @@ def build_verdicts(
             )
         rng = ranges.get(float(eta))
         if rng is not None:
-            v = _robust.over_range(v, rng, counts, unc, opts, seed_for, (fmt, feta, fint, fci))
+            v = _robust.over_range(v, rng, counts, unc, opts, (fmt, feta, fint, fci))
         out.append(v)
     return out, orders
 
