@@ -20,7 +20,9 @@ coverage (``estimate_prevalence``, default interval, check off; on the first ``-
 replicates of each (model, condition, η): it does not depend on the budget).
 
 Usage: ``nice python benchmarks/bench_audit.py --reps 1000`` (``--reps 100`` for a quick run;
-``--method`` picks the interval construction, ``--draws`` the joint draws per replicate).
+``--method`` picks the interval construction, ``--draws`` the joint draws per replicate;
+``--precision-weight W`` the allocation's weight on precision, for the trade-off between
+precision's half-width and η's variance and coverage that docs/statistics.md measures).
 """
 
 from __future__ import annotations
@@ -166,6 +168,12 @@ def run_cell(mu, shifts, eta, budgets, reps, rng, method, draws, lf_reps):
     return rows, lf
 
 
+def _weights() -> tuple:
+    import mlflow_imbalance.stats.audit as audit_module
+
+    return audit_module.WEIGHTS
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reps", type=int, default=1000)
@@ -176,12 +184,22 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default="strong,weak")
     ap.add_argument("--conditions", default=",".join(CONDITIONS))
     ap.add_argument("--etas", default=",".join(map(str, ETAS)))
+    ap.add_argument(
+        "--precision-weight", type=float, default=None,
+        help="the allocation's weight on precision's design effect (default: the package's)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
+    if args.precision_weight is not None:  # the trade-off of docs/statistics.md, "Audits"
+        import mlflow_imbalance.stats.audit as audit_module
+
+        w = audit_module.WEIGHTS
+        audit_module.WEIGHTS = (w[0], float(args.precision_weight), w[2])
     rng = np.random.default_rng(args.seed)
     print(
         f"bench_audit: R = {args.reps} per cell, interval {args.method!r}, {args.draws} joint "
         f"draws; test {N_TEST_POS}/{N_TEST_NEG}, batch {N_PROD:,}; label-free coverage on "
-        f"{args.lf_reps} replicates per (model, condition, η); shift level {ROC_SHIFT_ALPHA}"
+        f"{args.lf_reps} replicates per (model, condition, η); shift level {ROC_SHIFT_ALPHA}; "
+        f"allocation weights (η, precision, recall) {_weights()}"
     )
     head = (
         "model  cond     eta    n     E[pos] flag%  cov_eta cov_P cov_R  w_eta    w_P    "

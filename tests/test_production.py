@@ -479,14 +479,24 @@ def test_the_run_card_gains_each_batch_sentence(tracking_uri, tmp_path):
 
     y, s = _test_set()
     with mlflow.start_run() as run:
-        mi.log_scores(y, s, n_bootstrap=0)
+        mi.log_scores(y, s, n_bootstrap=0, costs=(1, 50))
     run_id = run.info.run_id
     first = mi.log_production_scores(_batch(31, 5000, 0.03), batch="w1", run_id=run_id)
     second = mi.log_production_scores(_batch(32, 5000, 0.06), batch="w2", run_id=run_id)
+    # issue 39: a batch too small to decide on says, at the run's logged costs, how many audit
+    # labels would settle it -- in its record, its sentence and so the card
+    third = mi.log_production_scores(_batch(33, 300, 0.02), batch="w3", run_id=run_id)
     local = Path(MlflowClient().download_artifacts(run_id, "imbalance/test", str(tmp_path)))
     card = (local / "card.html").read_text(encoding="utf-8")
-    for r in (first, second):
-        assert f"<b>batch {r.batch}</b> (5,000 cases): {html.escape(r.estimate.text)}" in card
+    for r in (first, second, third):
+        n = f"{r.n:,}"
+        assert f"<b>batch {r.batch}</b> ({n} cases): {html.escape(r.estimate.text)}" in card
+    budget = third.record["estimate"]["audit_budget"]
+    assert third.estimate.audit is not None and budget["labels"] == third.estimate.audit.labels
+    assert f"About {budget['labels']:,} labels drawn by plan_audit" in third.estimate.text
+    assert third.estimate.text.startswith(
+        mi.estimate_prevalence(mi.load_counts(run_id), _batch(33, 300, 0.02)).text
+    )
     assert card.count("Deployment prevalence from production") == 1  # replaced, not appended
     files = json.loads((local / "summary.json").read_text(encoding="utf-8"))["files"]
     assert (

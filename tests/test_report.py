@@ -1488,6 +1488,12 @@ def test_the_verdict_is_decided_over_the_prevalence_estimated_from_production():
     assert v.at_estimate.prevalence == v.prevalence
     assert "loses at most" in v.text
     assert [r["batch"] for r in rep.context["deployment"]["rows"]] == ["w1", "w2"]
+    # issue 39: each row's sentence is the estimate's own at the report's costs (the card's at
+    # equal logged costs); A's own decision is settled within 10 % here, so no labels are asked
+    row = rep.context["deployment"]["rows"][1]
+    with_costs = estimate_prevalence(a, near, costs=(1, 10))
+    assert row["text"] == with_costs.text and with_costs.audit is None
+    assert row["audit_labels"] is None and "audit labels would settle this run" not in rep.html
     assert "(batch w2)" in rep.html and 'data-decision="run"' in rep.html
     rep = build_report({"A": a, "B": b}, production={"A": {"w1": far, "w2": near}}, batch="w1",
                        **kw)  # fmt: skip

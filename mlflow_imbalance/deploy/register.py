@@ -35,7 +35,7 @@ from mlflow_imbalance.deploy.record import (
     now_iso,
 )
 from mlflow_imbalance.deploy.wrap import SERVED, build_decision_model, find_source_model
-from mlflow_imbalance.stats.robust import decision_cost, worst_regret
+from mlflow_imbalance.stats.robust import AUDIT_TOLERANCE_SHARE, decision_cost, worst_regret
 from mlflow_imbalance.tracking._store import bounded_store
 from mlflow_imbalance.tracking.load import _no_mlflow_progress_bar
 
@@ -44,8 +44,8 @@ logger = logging.getLogger(__name__)
 __all__ = ["DEFAULT_TOLERANCE_SHARE", "decision_rates", "register_decision"]
 
 #: Default τ: this share of the decision's own expected cost per case at its η (at least the
-#: regret it was accepted with).
-DEFAULT_TOLERANCE_SHARE = 0.1
+#: regret it was accepted with); the audit advice's share, one constant.
+DEFAULT_TOLERANCE_SHARE = AUDIT_TOLERANCE_SHARE
 _ALIAS_RE = re.compile(r"[A-Za-z0-9_\-]{1,255}")
 _NAME_RE = re.compile(r"[^/@:\x00-\x1f]{1,256}")
 

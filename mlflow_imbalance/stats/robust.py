@@ -51,6 +51,7 @@ __all__ = [
     "decision_cost",
     "labels_to_settle",
     "minimax_regret",
+    "settle_estimate",
     "worst_regret",
 ]
 
@@ -467,6 +468,13 @@ def decide_over_range(
     return RangeDecision(opt, float(regret), choice, upper, triv_cost)
 
 
+#: From this many labels the advice says why so many (pinning a small η is costly).
+MANY_LABELS = 1000
+#: The regret tolerance of the audit advice: this share of the least expected cost at the point
+#: estimate (the report's verdict, the estimate's own text and ``register_decision``'s default τ).
+AUDIT_TOLERANCE_SHARE = 0.1
+
+
 @dataclass(frozen=True)
 class SettlingBudget:
     """Labels that would make a decision's worst case acceptable (:func:`labels_to_settle`).
@@ -530,6 +538,52 @@ def labels_to_settle(
     hw = expected_half_widths(d, confidence)["precision"]
     text = (
         f"about {n:,} labels drawn by plan_audit would pin η to ±{lo_h:.2g}, where the "
-        f"decision loses at most {tolerance:.3g} per case (precision ±{hw:.2g} at its threshold)"
+        f"decision loses at most {tolerance:.3g} per case (precision ±{hw:.2g} at threshold "
+        f"{threshold:.4g})"
     )
+    if n >= MANY_LABELS:
+        text += "; many, because at low prevalence the labels grow like η / (half-width)²"
     return SettlingBudget(int(n), float(lo_h), float(tolerance), float(hw), text)
+
+
+def settle_estimate(
+    counts: RocCounts,
+    production: Any,
+    estimate: float,
+    low: float,
+    high: float,
+    cost_fp: float,
+    cost_fn: float,
+    *,
+    check_passed: bool = True,
+    confidence: float = 0.95,
+) -> SettlingBudget | None:
+    """The audit advice of one run's label-free estimate, where it is needed (issue 39).
+
+    The decision is the run's own (any of its thresholds, flag nothing, flag everything). Where
+    the least worst-case regret over ``[low, high]`` (:func:`minimax_regret`) exceeds the
+    tolerance τ = :data:`AUDIT_TOLERANCE_SHARE` of the least expected cost at ``estimate`` (at
+    the interval's middle where the estimate is 0, at which flagging nothing costs nothing), or
+    the prior-shift check failed, it is :func:`labels_to_settle` at the threshold of the
+    decision over the range (the cost-optimal one at ``estimate`` when that decision is a
+    trivial one). None where the range already decides within τ, where a trivial decision is
+    best at the estimate (nothing to audit at a threshold), or without any least cost.
+    """
+    lo, hi = _check_range(low, high)
+    runs = {"run": counts}
+    # an estimate of 0 costs nothing to flag nothing at: judge at the interval's middle instead
+    eta = float(estimate) if float(estimate) > 0 else (lo + hi) / 2
+    at = _best_at(runs, eta, cost_fp, cost_fn)
+    best = float(decision_cost(at.tpr, at.fpr, eta, cost_fp, cost_fn))
+    tol = AUDIT_TOLERANCE_SHARE * best
+    if not tol > 0:
+        return None
+    over = minimax_regret(runs, lo, hi, cost_fp, cost_fn)
+    if over.regret <= tol and check_passed:
+        return None
+    opt = over.option if over.option.kind == "run" else at
+    if opt.kind != "run":
+        return None
+    return labels_to_settle(
+        runs, "run", production, opt.threshold, eta, tol, cost_fp, cost_fn, confidence
+    )  # fmt: skip

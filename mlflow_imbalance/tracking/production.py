@@ -342,15 +342,32 @@ def _load_batch(
 
 
 # ---------------------------------------------------------------------------- estimate
+def _logged_costs(client: Any, run_id: str, name: str) -> tuple[float, float] | None:
+    """The run's logged costs ``(C_FP, C_FN)`` from its ``summary.json`` (None: none logged)."""
+    costs = _load_summary(client, run_id, name).get("costs")
+    if isinstance(costs, Mapping) and {"fp", "fn"} <= set(costs):
+        return float(costs["fp"]), float(costs["fn"])
+    return None
+
+
 def _estimate(
-    counts: Any, sc: ScoreCounts, confidence: float, method: str
+    counts: Any,
+    sc: ScoreCounts,
+    confidence: float,
+    method: str,
+    costs: tuple[float, float] | None = None,
 ) -> tuple[Any, dict[str, Any] | None, str | None]:
-    """``(PrevalenceEstimate or None, its JSON entry or None, a note when there is none)``."""
+    """``(PrevalenceEstimate or None, its JSON entry or None, a note when there is none)``.
+
+    With the run's logged ``costs`` the estimate carries its audit advice where it is wide or
+    its check fails (:attr:`PrevalenceEstimate.audit`): the entry's ``audit_budget`` and the
+    end of its ``text``, which the card and the run page show.
+    """
     from mlflow_imbalance.stats._checks import InsufficientDataError
     from mlflow_imbalance.stats.prevalence import estimate_prevalence
 
     try:
-        est = estimate_prevalence(counts, sc, confidence=confidence, method=method)
+        est = estimate_prevalence(counts, sc, confidence=confidence, method=method, costs=costs)
     except InsufficientDataError as exc:
         warnings.warn(
             f"mlflow-imbalance: no prevalence estimate for this batch ({exc}); its counts are "
@@ -386,8 +403,24 @@ def _estimate(
         "out_of_range": None if est.out_of_range is None else str(est.out_of_range),
         "n_bins": _int_or_none(getattr(est, "n_bins", None)),
         "estimates": {k: num(v) for k, v in (getattr(est, "estimates", None) or {}).items()},
+        "audit_budget": _budget_entry(getattr(est, "audit", None)),
     }
     return est, entry, None
+
+
+def _budget_entry(b: Any) -> dict[str, Any] | None:
+    """The batch JSON's ``audit_budget``: the labels that would settle the run's decision."""
+    if b is None or b.labels is None:
+        return None
+    return {
+        "labels": int(b.labels),
+        "prevalence_half_width": float(b.half_width),
+        "tolerance": float(b.tolerance),
+        "precision_half_width": (
+            None if b.precision_half_width is None else float(b.precision_half_width)
+        ),
+        "text": str(b.text),
+    }
 
 
 def _int_or_none(v: Any) -> int | None:
@@ -495,7 +528,8 @@ def log_production_scores(
         entry = note = est = None
         if do_estimate:
             counts = load_counts(run_id, name, tracking_uri=tracking_uri)
-            est, entry, note = _estimate(counts, sc, level, method)
+            costs = _logged_costs(client, run_id, name)
+            est, entry, note = _estimate(counts, sc, level, method, costs)
         return _write_and_upload(
             client, run_id, name, label, order, parts, sc.n, stored, share_error, est, entry,
             note, tmp,

@@ -254,7 +254,8 @@ def _deployment_stage(runs: Sequence[Any], opts: Any) -> tuple[Deployment, Any]:
     first: list[float] = []
     judged = [r.name for r in judged_runs(runs)[0]]
     if opts.use_production:
-        estimates, failed = estimate_batches(runs, opts.confidence)
+        costs = (opts.cost_fp, opts.cost_fn) if opts.cost_fp is not None else None
+        estimates, failed = estimate_batches(runs, opts.confidence, costs)
         dep = pick(estimates, opts.batch, failed)
         dep = deciding_range(dep, judged, opts.confidence, _feta_plain)
     else:

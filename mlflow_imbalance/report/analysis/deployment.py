@@ -75,8 +75,15 @@ class Deployment:
         return None if self.chosen is None else float(self.chosen.result.estimate)
 
 
-def estimate_batches(runs: Sequence[Any], confidence: float) -> tuple[list[BatchEstimate], list]:
-    """Every run's estimate of each of its production batches; failures one line each."""
+def estimate_batches(
+    runs: Sequence[Any], confidence: float, costs: tuple[float, float] | None = None
+) -> tuple[list[BatchEstimate], list]:
+    """Every run's estimate of each of its production batches; failures one line each.
+
+    With the report's ``costs`` each estimate carries its audit advice where it is wide or its
+    check fails (``estimate_prevalence(costs=)``), as the batch's own record does at the run's
+    logged costs: equal costs, equal sentences.
+    """
     from mlflow_imbalance.stats.prevalence import estimate_prevalence
 
     out: list[BatchEstimate] = []
@@ -87,7 +94,7 @@ def estimate_batches(runs: Sequence[Any], confidence: float) -> tuple[list[Batch
                 failed.append(f"{r.name}, batch {batch}: weighted test counts (no estimate)")
                 continue
             try:
-                est = estimate_prevalence(r.counts, sc, confidence=confidence)
+                est = estimate_prevalence(r.counts, sc, confidence=confidence, costs=costs)
             except Exception as exc:  # one run's batch cannot sink the report
                 logger.warning("no prevalence estimate for %r batch %r", r.name, batch, exc_info=1)
                 failed.append(f"{r.name}, batch {batch}: {type(exc).__name__}: {exc}")
@@ -222,6 +229,16 @@ def shown_eta(x: float) -> float:
     return float(f"{x:.3g}")
 
 
+def _labels_of(b: Any) -> int | None:
+    return None if b is None or b.labels is None else int(b.labels)
+
+
+def _hint_of(b: Any, fint: Callable[..., str]) -> str:
+    """``"about 788 audit labels would settle this run's decision"`` ("" when not needed)."""
+    n = _labels_of(b)
+    return "" if n is None else f"about {fint(n)} audit labels would settle this run's decision"
+
+
 def header_rows(
     dep: Deployment, feta: Callable[[float], str], fint: Callable[..., str]
 ) -> list[dict[str, Any]]:
@@ -241,6 +258,8 @@ def header_rows(
                 "check_text": str(getattr(r, "check_text", "passes" if e.ok else "FAILS")),
                 "p": getattr(r, "prior_shift_p", None),
                 "text": getattr(r, "text", ""),
+                "audit_labels": _labels_of(getattr(r, "audit", None)),
+                "audit_hint": _hint_of(getattr(r, "audit", None), fint),
                 "chosen": e is dep.chosen,
                 "low": float(r.low),
                 "high": float(r.high),

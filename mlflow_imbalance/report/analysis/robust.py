@@ -299,16 +299,11 @@ def over_range(
     return replace(out, text=_range_text(out, v, span, head, why, at_est_regret, formatters))
 
 
-#: The regret tolerance the page's audit advice uses: this share of the decision's expected
-#: cost at the point estimate (as ``register_decision``'s default τ).
-AUDIT_TOLERANCE_SHARE = 0.1
-
-
 def _with_audit_budget(
     out: Verdict, v: Verdict, rng: DecideRange, counts: Mapping[str, Any], opts: Any
 ) -> Verdict:
     """The labels that would settle a label-free range (issue 39: the budget, said up front)."""
-    from mlflow_imbalance.stats.robust import labels_to_settle
+    from mlflow_imbalance.stats.robust import AUDIT_TOLERANCE_SHARE, labels_to_settle
 
     if rng.source != "estimated" or rng.audited or not rng.production:
         return out
