@@ -186,6 +186,14 @@ def test_tiny_run_never_wins_and_the_range_verdict_over_decide_over():
     assert v.regret == pytest.approx(_brute({"big": big}, 1e-3, 2e-2, 1.0, 100.0), abs=1e-12)
     assert v.at_estimate is not None and v.at_estimate.prevalence == v.prevalence
     assert v.at_low["prevalence"] == 1e-3 and v.at_high["prevalence"] == 2e-2
+    # a range from 0: its lower end has no positives, so every alert there is false (not "0 of
+    # 0 positives caught"); the regret is still the brute-force minimax
+    rep = mi.build_report({"big": big}, costs={"fp": 1, "fn": 100}, n_bootstrap=0,
+                          decide_over=(0, 2e-2), progress=False)  # fmt: skip
+    v = rep.verdict[0]
+    assert v.regret == pytest.approx(_brute({"big": big}, 0, 2e-2, 1.0, 100.0), abs=1e-12)
+    assert "all false (no positives at η = 0)" in v.text and "0 of 0" not in rep.html
+    assert "all false (no positives at η = 0)" in rep.html
 
 
 def test_labels_to_settle_pins_eta_where_the_regret_is_within_tolerance():

@@ -369,6 +369,8 @@ def _range_text(
     text += f" ({why})." if why else "."
 
     def facts(f: Mapping[str, float], prec_ci: str = "") -> str:
+        if not float(f["prevalence"]) > 0:  # no positives to catch: every alert is false
+            return f"{_count(f['alerts'], fint)} alerts, all false (no positives at η = 0)"
         prec = "" if math.isnan(f["precision"]) else f", precision {fmt(f['precision'], 3)}"
         return (
             f"{_count(f['alerts'], fint)} alerts, {_count(f['caught'], fint)} of "

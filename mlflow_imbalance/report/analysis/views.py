@@ -151,6 +151,7 @@ def _decision_view(v: Any, fmt: Any, feta: Any, fint: Any, fci: Any) -> dict[str
         e = float(f["prevalence"])
         return {
             "eta": feta(e) if e > 0 else "0",
+            "none": not e > 0,  # no positives at η = 0: every alert is false
             "alerts": count(f["alerts"], fint),
             "caught": count(f["caught"], fint),
             "positives": count(v.per * e, fint),
