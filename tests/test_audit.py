@@ -173,6 +173,29 @@ def test_roc_shift_seen_under_drift(counts):
     assert e.roc_shifted and e.roc_shift_p < e.roc_shift_alpha
 
 
+def test_roc_shift_compares_tpr_only_with_five_labelled_positives():
+    """With fewer than 5 labelled positives production's TPR is mostly the prior's, so the
+    ROC-shift test compares the FPR alone (its level under prior shift was 12-14 % at 5 %
+    there with both halves): the p-value then ignores the test set's TPR entirely, and with
+    5 positives it does not."""
+    from mlflow_imbalance.stats._audit_draws import SHIFT_MIN_POSITIVES, audit_kernel
+
+    n_cases = np.array([[2_000, 98_000]])
+    above = np.array([[True, False]])
+
+    def p(pos: list[int], test_tp: int) -> float:
+        out = audit_kernel(n_cases, np.array([[150, 150]]), np.array([pos]), above,
+                           test_tp=test_tp, test_fp=400, test_n_pos=200, test_n_neg=20_000,
+                           n_draws=4000, rng=np.random.default_rng(0))  # fmt: skip
+        return float(out["roc_shift_p"][0])
+
+    assert SHIFT_MIN_POSITIVES == 5
+    few = [3, 1]  # 4 labelled positives
+    assert p(few, 20) == p(few, 190)  # the test set's TPR plays no part
+    enough = [4, 1]  # production TPR about 53 / (53 + 653): the test's 0.1 fits, 0.95 does not
+    assert p(enough, 20) > 0.05 and p(enough, 190) < 0.05
+
+
 def test_budget_says_more_labels_for_tighter_targets(counts):
     _, s = _batch(7, 50_000, 0.01)
     sc = ScoreCounts.from_scores(s)
