@@ -536,10 +536,14 @@ def labels_to_settle(
         return SettlingBudget(None, lo_h, float(tolerance), None, b.text)
     d = design_audit(counts, production, int(n), threshold, prevalence=eta)
     hw = expected_half_widths(d, confidence)["precision"]
+    from mlflow_imbalance._numbers import fmt_number
+    from mlflow_imbalance.stats.decision import per_cases
+
+    per = per_cases(eta)  # the unit of the report's and the card's costs at this η
     text = (
         f"about {n:,} labels drawn by plan_audit would pin η to ±{lo_h:.2g}, where the "
-        f"decision loses at most {tolerance:.3g} per case (precision ±{hw:.2g} at threshold "
-        f"{threshold:.4g})"
+        f"decision loses at most {fmt_number(tolerance * per)} per {per:,} cases (precision "
+        f"±{hw:.2g} at threshold {threshold:.4g})"
     )
     if n >= MANY_LABELS:
         text += "; many, because at low prevalence the labels grow like η / (half-width)²"
