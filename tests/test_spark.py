@@ -1,4 +1,5 @@
-"""Spark integration: real Spark in local mode (local[2]), one session for the module."""
+"""Spark integration: real Spark in local mode (local[2]); one SparkSession for the whole test
+session (conftest's ``spark``, shared with test_production.py)."""
 
 from __future__ import annotations
 
@@ -35,29 +36,6 @@ from mlflow_imbalance.integrations.spark import (  # noqa: E402
 )
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("mlflow-imbalance-tests")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.default.parallelism", "4")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "1g")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "500")  # several batches a task
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def _frame(spark, n_partitions=3, **columns):
