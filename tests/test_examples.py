@@ -13,7 +13,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 @pytest.mark.slow
-def test_digits_example_compares_every_entry_point(tmp_path):
+def test_digits_example_compares_every_entry_point(tmp_path, request):
     pytest.importorskip("xgboost")
     pytest.importorskip("lightgbm")
     env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}"}
@@ -51,7 +51,8 @@ def test_digits_example_compares_every_entry_point(tmp_path):
         pytest.skip("chromium not installed: the digits report's first screen is not checked")
     from test_browser import ARTIFACTS, assert_first_screen
 
-    shots = assert_first_screen(tmp_path / "digits-report.html", tmp_path)
+    browser = request.getfixturevalue("browser")  # one Chromium, after the example has run
+    shots = assert_first_screen(tmp_path / "digits-report.html", browser)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for w, png in shots.items():
         (ARTIFACTS / f"digits-report-{w}.png").write_bytes(png)
