@@ -36,7 +36,13 @@ which cost ~25 s of CPU per start and keep polling while the server lives.
 
 ``browser``
     One headless Chromium (``test_browser.Chromium``) per module; tests set their viewport
-    with ``resize`` and load their page with ``open``.
+    with ``browser.at(width, height)`` and load their page with ``open``.
+
+``quickstart_run``, ``digits_run``
+    ``examples/quickstart.py`` and ``examples/digits.py`` run as a user runs them: a fresh
+    process in an empty directory with its own SQLite store (``MLFLOW_TRACKING_URI``). Started
+    in the background as soon as collection shows a test needs one (the script runs while the
+    tests before it do, on the core they leave idle); the fixture waits for it to end.
 """
 
 from __future__ import annotations
@@ -271,33 +277,113 @@ class MlflowServer:
         _stop(self.proc)
 
 
-# the session's server, started when collection shows that a test will need it
-_SESSION_SERVER: dict[str, object] = {}
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+class ExampleRun:
+    """``python examples/<script>`` in the empty directory ``root`` with
+    ``MLFLOW_TRACKING_URI=sqlite:///<root>/mlflow.db``, started by the constructor without
+    waiting (output to files, so a full pipe never stalls it)."""
+
+    def __init__(self, script: str, root: Path) -> None:
+        self.script, self.dir = script, root
+        root.mkdir(parents=True, exist_ok=True)
+        self.tracking_uri = f"sqlite:///{root / 'mlflow.db'}"
+        logs = root.parent / f"{root.name}-output"
+        logs.mkdir()
+        self._out, self._err = logs / "stdout.txt", logs / "stderr.txt"
+        env = {**os.environ, "MLFLOW_TRACKING_URI": self.tracking_uri}
+        with open(self._out, "wb") as out, open(self._err, "wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, str(EXAMPLES / script)],
+                cwd=root,
+                env=env,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+
+    def result(self, timeout: float) -> subprocess.CompletedProcess[str]:
+        """Wait for the script (killed after ``timeout`` s in all); its exit code and output."""
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise
+        return subprocess.CompletedProcess(
+            self.proc.args,
+            self.proc.returncode,
+            self._out.read_text(encoding="utf-8", errors="replace"),
+            self._err.read_text(encoding="utf-8", errors="replace"),
+        )
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+
+#: Example runs by fixture name.
+_EXAMPLE_FIXTURES = {"quickstart_run": "quickstart.py", "digits_run": "digits.py"}
+# what collection showed the session will need: its server and example runs, started at once
+_STARTED: dict[str, object] = {}
+
+
+def _scratch(prefix: str) -> Path:
+    root = Path(tempfile.mkdtemp(prefix=f"mi-{prefix}-"))
+    _STARTED.setdefault("dirs", []).append(root)  # type: ignore[union-attr]
+    return root
+
+
+def _example_run(name: str) -> ExampleRun:
+    run = _STARTED.get(name)
+    if not isinstance(run, ExampleRun):  # e.g. requested through getfixturevalue
+        run = ExampleRun(_EXAMPLE_FIXTURES[name], _scratch(name) / "run")
+        _STARTED[name] = run
+    return run
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if any("mlflow_server" in getattr(item, "fixturenames", ()) for item in session.items):
-        root = Path(tempfile.mkdtemp(prefix="mi-mlflow-server-"))
-        _SESSION_SERVER.update(root=root, server=MlflowServer(root))
+    needed = set()
+    for item in session.items:
+        needed.update(getattr(item, "fixturenames", ()))
+    if "mlflow_server" in needed:
+        _STARTED["mlflow_server"] = MlflowServer(_scratch("mlflow-server"))
+    for name in sorted(_EXAMPLE_FIXTURES.keys() & needed):
+        _STARTED[name] = ExampleRun(_EXAMPLE_FIXTURES[name], _scratch(name) / "run")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    server = _SESSION_SERVER.pop("server", None)
-    if isinstance(server, MlflowServer):
-        server.stop()
-    root = _SESSION_SERVER.pop("root", None)
-    if isinstance(root, Path):
+    for started in list(_STARTED.values()):
+        if isinstance(started, MlflowServer):
+            started.stop()
+        elif isinstance(started, ExampleRun):
+            started.kill()
+    for root in _STARTED.pop("dirs", []):  # type: ignore[union-attr]
         shutil.rmtree(root, ignore_errors=True)
+    _STARTED.clear()
+
+
+@pytest.fixture(scope="session")
+def quickstart_run() -> ExampleRun:
+    """``examples/quickstart.py``, run as a user runs it (started at collection)."""
+    return _example_run("quickstart_run")
+
+
+@pytest.fixture(scope="session")
+def digits_run() -> ExampleRun:
+    """``examples/digits.py``, run as a user runs it (started at collection)."""
+    return _example_run("digits_run")
 
 
 @pytest.fixture(scope="session")
 def mlflow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real ``mlflow server`` on 127.0.0.1 with ``--serve-artifacts``; yields its URL."""
-    server = _SESSION_SERVER.get("server")
+    server = _STARTED.get("mlflow_server")
     if not isinstance(server, MlflowServer):  # e.g. requested through getfixturevalue
-        root = tmp_path_factory.mktemp("mlflow_server")
-        server = MlflowServer(root)
-        _SESSION_SERVER["server"] = server
+        server = MlflowServer(tmp_path_factory.mktemp("mlflow_server"))
+        _STARTED["mlflow_server"] = server
     try:
         yield server.wait().url
     finally:
@@ -347,6 +433,18 @@ def killable_servers(
         yield pool
     finally:
         pool.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _start_killable_servers(request: pytest.FixtureRequest) -> None:
+    """In a module with tests that take a ``killable_server``, start the first ones with the
+    module's first test (they come up while the tests before theirs run)."""
+    if any(
+        getattr(item, "module", None) is request.module
+        and "killable_server" in getattr(item, "fixturenames", ())
+        for item in request.session.items
+    ):
+        request.getfixturevalue("killable_servers")
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ import shutil
 import socket
 import struct
 import subprocess
-import sys
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -704,7 +703,7 @@ def assert_first_screen(path: Path, browser: Chromium) -> dict[int, bytes]:
 
 
 def test_quick_start_report_reads_in_a_minute_and_agrees_with_its_verdict(
-    tmp_path: Path, browser
+    quickstart_run, browser
 ) -> None:
     """The README's quick start, run as a user runs it: its report has at most 150 words before
     the first chart (visible text; collapsed details do not count), and no callout contradicts
@@ -713,19 +712,15 @@ def test_quick_start_report_reads_in_a_minute_and_agrees_with_its_verdict(
     η·C_FN·(1-TPR), Maxion & Roberts §5) names the same winner at the test prevalence and at every
     chosen η, so the page may not warn that the winner depends on the prevalence. The
     prevalence control refuses text that is no prevalence and clamps one outside its range,
-    saying so. Screenshots at 1400 and 800 px are kept with the test artifacts."""
-    root = Path(__file__).parent.parent
-    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}"}
-    res = subprocess.run(
-        [sys.executable, str(root / "examples" / "quickstart.py")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+    saying so. Screenshots at 1400 and 800 px are kept with the test artifacts. (The script
+    runs in its own empty directory, started at collection: conftest's ``quickstart_run``.)"""
+    res = quickstart_run.result(timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
-    path = tmp_path / "report.html"
+    path = quickstart_run.dir / "report.html"
     html = path.read_text(encoding="utf-8")
     import mlflow
 
-    mlflow.set_tracking_uri(env["MLFLOW_TRACKING_URI"])
+    mlflow.set_tracking_uri(quickstart_run.tracking_uri)
     exp = ["mlflow-imbalance-quickstart"]
     runs = mlflow.search_runs(experiment_names=exp, output_format="list")
     winners = {}

@@ -383,28 +383,56 @@ spark.stop()
 """
 
 
-def test_worker_interpreter_mismatch_is_one_clear_error(tmp_path):
-    """Workers started with another Python (no pyarrow) fail up front naming PYSPARK_PYTHON."""
+@pytest.fixture(scope="module", autouse=True)
+def mismatch_run(request, tmp_path_factory):
+    """The mismatch script of the test below, started with the module's first test (its own
+    Spark application comes up while the other tests run; the test waits for it). Yields
+    ``(proc, other interpreter, stdout file, stderr file)``, a reason to skip, or None when the
+    test is not collected."""
     import subprocess
     from pathlib import Path
 
+    wanted = any(
+        item.module is request.module
+        and item.name == "test_worker_interpreter_mismatch_is_one_clear_error"
+        for item in request.session.items
+    )
+    if not wanted:
+        yield None
+        return
     other = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
     if not other.exists() or Path(sys.prefix) == Path(sys.base_prefix):  # not in a venv
-        pytest.skip("no interpreter outside this environment to start the workers with")
+        yield "no interpreter outside this environment to start the workers with"
+        return
     has_arrow = subprocess.run([str(other), "-c", "import pyarrow"], capture_output=True)
     if has_arrow.returncode == 0:
-        pytest.skip(f"{other} has pyarrow: no mismatch to provoke")
+        yield f"{other} has pyarrow: no mismatch to provoke"
+        return
+    root = tmp_path_factory.mktemp("mismatch")
     env = {**os.environ, "PYSPARK_PYTHON": str(other), "PYSPARK_DRIVER_PYTHON": sys.executable}
-    proc = subprocess.run(
-        [sys.executable, "-c", _MISMATCH_SCRIPT],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=240,
-    )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(("ERROR:", "NO ERROR"))]
-    assert len(lines) == 1, proc.stdout + proc.stderr[-3000:]
+    out, err = root / "stdout.txt", root / "stderr.txt"
+    with open(out, "wb") as fo, open(err, "wb") as fe:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _MISMATCH_SCRIPT],
+            stdout=fo, stderr=fe, env=env, cwd=root, start_new_session=True,
+        )  # fmt: skip
+    try:
+        yield proc, other, out, err
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+            proc.wait(timeout=30)
+
+
+def test_worker_interpreter_mismatch_is_one_clear_error(mismatch_run):
+    """Workers started with another Python (no pyarrow) fail up front naming PYSPARK_PYTHON."""
+    if isinstance(mismatch_run, str):
+        pytest.skip(mismatch_run)
+    proc, other, out, err = mismatch_run
+    proc.wait(timeout=240)
+    stdout, stderr = out.read_text(errors="replace"), err.read_text(errors="replace")
+    lines = [ln for ln in stdout.splitlines() if ln.startswith(("ERROR:", "NO ERROR"))]
+    assert len(lines) == 1, stdout + stderr[-3000:]
     message = lines[0]
     assert "PYSPARK_PYTHON" in message and "pyarrow" in message and str(other) in message
     assert "ModuleNotFoundError" not in message
