@@ -5,21 +5,23 @@ request is the file itself (and the page works with the network emulated offline
 render; the verdict names the run with the lowest expected cost computed independently here;
 typing a prevalence into ``#prevalence`` updates the live verdict and the displayed precision
 to the Python value at that η; nothing overflows sideways at 1000 px. Screenshots go to
-``test-artifacts/`` for the test log.
+``test-artifacts/`` for the test log. One Chromium serves the module (conftest's ``browser``):
+each test sets its viewport with ``browser.at(width, height)`` and loads its page anew.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
 import socket
 import struct
 import subprocess
-import sys
 import time
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -174,6 +176,16 @@ class Chromium:
             raise
         return self
 
+    @contextlib.contextmanager
+    def at(self, width: int, height: int) -> Iterator[Chromium]:
+        """This (module's) browser for one more page: the viewport ``width`` x ``height``,
+        screen media, the pointer at the corner; ``with browser.at(w, h) as page:``, then
+        :meth:`open` loads the page anew. The browser stays open after the block."""
+        self.resize(width, height)
+        self.dt.send("Emulation.setEmulatedMedia", media="")
+        self.dt.send("Input.dispatchMouseEvent", type="mouseMoved", x=0, y=0)
+        yield self
+
     def resize(self, width: int, height: int | None = None) -> None:
         """Change the viewport in place (one browser serves several widths)."""
         self.width, self.height = width, height or self.height
@@ -308,10 +320,10 @@ def report_file(tmp_path_factory) -> tuple[Path, dict]:
     return path, {"y": y, "runs": runs, "report": rep}
 
 
-def test_report_in_headless_chromium(report_file, tmp_path: Path) -> None:
+def test_report_in_headless_chromium(report_file, browser) -> None:
     path, ref = report_file
     y, runs = ref["y"], ref["runs"]
-    with Chromium(tmp_path, width=1000, height=900) as page:
+    with browser.at(1000, 900) as page:
         url = page.open(path)
         info = page.eval("""JSON.stringify({
           charts: document.querySelectorAll('.vega').length,
@@ -403,12 +415,12 @@ def test_report_in_headless_chromium(report_file, tmp_path: Path) -> None:
     (ARTIFACTS / "report-chromium.png").write_bytes(shot)
 
 
-def test_tables_fit_a_narrow_window(report_file, tmp_path: Path) -> None:
+def test_tables_fit_a_narrow_window(report_file, browser) -> None:
     """At 800 px every column of the per-prevalence tables (six, with costs) is in view
     without sideways scrolling: the "best" badge gives way to the green cell and its "#1";
     run names wrap. The run column is sticky for wider tables."""
     path, _ = report_file
-    with Chromium(tmp_path, width=800, height=900) as page:
+    with browser.at(800, 900) as page:
         page.open(path)
         info = json.loads(page.eval("""JSON.stringify({
           page: document.documentElement.scrollWidth - window.innerWidth,
@@ -428,7 +440,7 @@ def test_tables_fit_a_narrow_window(report_file, tmp_path: Path) -> None:
     assert info["sticky"] == "sticky"
 
 
-def test_run_card_tables_fit_a_narrow_window(tracking_uri, tmp_path: Path) -> None:
+def test_run_card_tables_fit_a_narrow_window(tracking_uri, tmp_path: Path, browser) -> None:
     """The run card (what MLflow's artifact pane shows) at 800 px: the metrics table's eight
     columns, each value with its interval (the lowest cost's too), fit without sideways
     scrolling; headers wrap instead. At 1400 px nothing wraps (the headers stay one line).
@@ -463,7 +475,7 @@ def test_run_card_tables_fit_a_narrow_window(tracking_uri, tmp_path: Path) -> No
     })"""  # fmt: skip
     got = {}
     for width in (800, 1400):
-        with Chromium(tmp_path / f"w{width}", width=width, height=900) as page:
+        with browser.at(width, 900) as page:
             page.open(local / "card.html")
             got[width] = json.loads(page.eval(probe))
             assert not page.errors(), page.errors()[:2]
@@ -477,7 +489,7 @@ def test_run_card_tables_fit_a_narrow_window(tracking_uri, tmp_path: Path) -> No
         assert f"batch w1 (50,000 cases): {prod.estimate.text}" in info["production"]
 
 
-def test_live_bounds_bracket_the_point_by_its_integer_counts(tmp_path: Path) -> None:
+def test_live_bounds_bracket_the_point_by_its_integer_counts(tmp_path: Path, browser) -> None:
     """Sweep η through the live control on a run whose counts do not survive ``TPR * n_pos`` in
     floating point (1,877 positives; scores on a 0.25 grid, so every threshold is a candidate
     or next to one): at every η the page's precision and recall intervals equal Python's
@@ -504,7 +516,7 @@ def test_live_bounds_bracket_the_point_by_its_integer_counts(tmp_path: Path) -> 
     )  # the sweep below stays inside the control's range (outside it the control clamps)
     path = rep.save(tmp_path / "report.html")
     etas = np.geomspace(1e-5, 0.5, 60)
-    with Chromium(tmp_path, width=1000, height=900) as page:
+    with browser.at(1000, 900) as page:
         page.open(path)
         shown = json.loads(page.eval(
             "JSON.stringify(" + json.dumps([float(e) for e in etas]) + ".map(eta => {"
@@ -558,7 +570,7 @@ def test_csp_allows_inline_only(report_file) -> None:
     assert csp["img-src"] == ["data:"]
 
 
-def test_live_numbers_are_formatted_as_the_tables(tmp_path: Path) -> None:
+def test_live_numbers_are_formatted_as_the_tables(tmp_path: Path, browser) -> None:
     """The live table's formatters (templates/_live.js.j2) and the static tables' and verdict's
     (Python ``_fmt``, ``count``) give the same text, so a number reads the same in both views
     (the live one printed '9264' and '1.235e5' where the tables print '9,264' and '123,457').
@@ -597,7 +609,7 @@ def test_live_numbers_are_formatted_as_the_tables(tmp_path: Path) -> None:
     etas += [float(x) for x in 10.0 ** rng.uniform(-6, np.log10(0.5), 200)]
     page_html = tmp_path / "fmt.html"
     page_html.write_text(f"<!doctype html><script>{''.join(funcs)}</script>", encoding="utf-8")
-    with Chromium(tmp_path, width=800, height=600) as page:
+    with browser.at(800, 600) as page:
         page.open(page_html)
         got = json.loads(
             page.eval(f"JSON.stringify({json.dumps(cases)}.map(c => fmt(c[0], c[1])))")
@@ -609,7 +621,9 @@ def test_live_numbers_are_formatted_as_the_tables(tmp_path: Path) -> None:
     assert got_etas == [_fmt_eta(x) for x in etas]
 
 
-def test_live_verdict_says_when_the_winner_is_not_shown_to_beat_chance(tmp_path: Path) -> None:
+def test_live_verdict_says_when_the_winner_is_not_shown_to_beat_chance(
+    tmp_path: Path, browser
+) -> None:
     """The live verdict carries the report verdict's chance sentence at the same η (scores
     independent of the labels: precision η at every threshold) and none for a real model."""
     rng = np.random.default_rng(5)
@@ -622,9 +636,7 @@ def test_live_verdict_says_when_the_winner_is_not_shown_to_beat_chance(tmp_path:
         rep = mi.build_report(counts, prevalences=[0.02], n_bootstrap=0, progress=False)
         (v,) = rep.verdict
         path = rep.save(tmp_path / f"{next(iter(scores))}.html")
-        sub = tmp_path / next(iter(scores))
-        sub.mkdir()
-        with Chromium(sub, width=1000, height=800) as page:
+        with browser.at(1000, 800) as page:
             page.open(path)
             page.eval(
                 "(() => { const b = document.getElementById('prevalence'); b.value = '0.5'; "
@@ -670,18 +682,18 @@ TABLES_THAT_SCROLL = r"""(() => ({
 }))()"""
 
 
-def assert_first_screen(path: Path, tmp_path: Path) -> dict[int, bytes]:
+def assert_first_screen(path: Path, browser: Chromium) -> dict[int, bytes]:
     """Issue 37's first screen, in Chromium: at 1400 px at most 150 visible words before the
     first chart and that chart within the first 900 px; at 800 px nothing scrolls sideways, no
     table scrolls inside its box and no table cell is hidden to get there. Screenshots back."""
     shots = {}
-    with Chromium(tmp_path, width=1400, height=900) as page:
+    with browser.at(1400, 900) as page:
         page.open(path)
         words = page.eval(WORDS_BEFORE_FIRST_CHART)
         assert len(words) <= 150, (len(words), " ".join(words))
         assert page.eval(FIRST_CHART_TOP) <= 900, page.eval(FIRST_CHART_TOP)
         shots[1400] = page.screenshot(full=True)
-    with Chromium(tmp_path, width=800, height=1000) as page:
+    with browser.at(800, 1000) as page:
         page.open(path)
         assert page.eval("document.documentElement.scrollWidth") <= 800
         tables = page.eval(TABLES_THAT_SCROLL)
@@ -690,7 +702,9 @@ def assert_first_screen(path: Path, tmp_path: Path) -> dict[int, bytes]:
     return shots
 
 
-def test_quick_start_report_reads_in_a_minute_and_agrees_with_its_verdict(tmp_path: Path) -> None:
+def test_quick_start_report_reads_in_a_minute_and_agrees_with_its_verdict(
+    quickstart_run, browser
+) -> None:
     """The README's quick start, run as a user runs it: its report has at most 150 words before
     the first chart (visible text; collapsed details do not count), and no callout contradicts
     the verdict -- the decision criterion (expected cost, computed here from each run's counts
@@ -698,19 +712,15 @@ def test_quick_start_report_reads_in_a_minute_and_agrees_with_its_verdict(tmp_pa
     η·C_FN·(1-TPR), Maxion & Roberts §5) names the same winner at the test prevalence and at every
     chosen η, so the page may not warn that the winner depends on the prevalence. The
     prevalence control refuses text that is no prevalence and clamps one outside its range,
-    saying so. Screenshots at 1400 and 800 px are kept with the test artifacts."""
-    root = Path(__file__).parent.parent
-    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}"}
-    res = subprocess.run(
-        [sys.executable, str(root / "examples" / "quickstart.py")],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+    saying so. Screenshots at 1400 and 800 px are kept with the test artifacts. (The script
+    runs in its own empty directory, started at collection: conftest's ``quickstart_run``.)"""
+    res = quickstart_run.result(timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
-    path = tmp_path / "report.html"
+    path = quickstart_run.dir / "report.html"
     html = path.read_text(encoding="utf-8")
     import mlflow
 
-    mlflow.set_tracking_uri(env["MLFLOW_TRACKING_URI"])
+    mlflow.set_tracking_uri(quickstart_run.tracking_uri)
     exp = ["mlflow-imbalance-quickstart"]
     runs = mlflow.search_runs(experiment_names=exp, output_format="list")
     winners = {}
@@ -730,8 +740,8 @@ def test_quick_start_report_reads_in_a_minute_and_agrees_with_its_verdict(tmp_pa
     est = mi.list_production_batches(runs[0].info.run_id)["2026-w48"]["estimate"]
     assert est["interval"][0] <= 0.002 <= est["interval"][1]
     assert "η estimated from production:" in html and "truly 0.002" in html
-    shots = assert_first_screen(path, tmp_path)
-    with Chromium(tmp_path, width=1400, height=1000) as page:
+    shots = assert_first_screen(path, browser)
+    with browser.at(1400, 1000) as page:
         page.open(path)
 
         def typed(value: str, event: str = "change") -> dict:
@@ -776,7 +786,7 @@ def test_quick_start_report_reads_in_a_minute_and_agrees_with_its_verdict(tmp_pa
         (ARTIFACTS / f"quickstart-report-{w}.png").write_bytes(png)
 
 
-def test_production_batches_drift_chart_and_jump_to_each_estimate(tmp_path: Path) -> None:
+def test_production_batches_drift_chart_and_jump_to_each_estimate(tmp_path: Path, browser) -> None:
     """Issue 33 in the browser: two runs, each with two unlabeled production batches drawn under
     prior shift at η = 0.002 and 0.02 (continuous binormal scores). The per-batch table lists
     every (run, batch) with an estimate whose interval holds the truth, the drift chart is
@@ -808,7 +818,7 @@ def test_production_batches_drift_chart_and_jump_to_each_estimate(tmp_path: Path
         assert r["low"] <= truth[r["batch"]] <= r["high"], r
     path = rep.save(tmp_path / "report.html")
     shots = {}
-    with Chromium(tmp_path, width=1400, height=1000) as page:
+    with browser.at(1400, 1000) as page:
         page.open(path)
         drift = page.eval(
             "(() => { const c = document.querySelector('#chart-drift svg');"

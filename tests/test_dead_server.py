@@ -1,23 +1,20 @@
 """A tracking server that dies mid-training: bounded overhead, exactly one warning, clear errors.
 
-Each training test starts its own real ``mlflow server`` (SQLite backend, proxied artifacts),
-logs one capture while it is alive, then SIGKILLs its whole process group and lets training go
-on with MLflow's *default* HTTP retry settings (which alone would retry for minutes).
+Each training test gets its own real ``mlflow server`` (SQLite backend, proxied artifacts;
+conftest's ``killable_server``, started while the previous test runs), logs one capture while
+it is alive, then SIGKILLs its whole process group and lets training go on with MLflow's
+*default* HTTP retry settings (which alone would retry for minutes).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import signal
 import socket
 import subprocess
 import sys
 import time
-import urllib.request
 import warnings
-from pathlib import Path
 
 import mlflow
 import numpy as np
@@ -40,51 +37,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class _Server:
-    """A real ``mlflow server`` subprocess on a free port, killable mid-test."""
-
-    def __init__(self, root: Path, template_db: Path | None = None) -> None:
-        if template_db is not None:  # an already migrated database: the server starts faster
-            shutil.copyfile(template_db, root / "mlflow.db")
-        port = _free_port()
-        self.url = f"http://127.0.0.1:{port}"
-        log = root / "server.log"
-        cmd = [
-            sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
-            "--workers", "1", "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
-            "--artifacts-destination", str(root / "artifacts"), "--serve-artifacts",
-        ]  # fmt: skip
-        with open(log, "wb") as fh:
-            self.proc = subprocess.Popen(
-                cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=root, start_new_session=True
-            )
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, log.read_text(errors="replace")[-2000:]
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(f"{self.url}/health", timeout=2) as resp:
-                    if resp.status == 200:
-                        return
-            time.sleep(0.25)
-        self.kill()
-        raise RuntimeError(f"mlflow server did not start: {log.read_text(errors='replace')}")
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
-
-
 @pytest.fixture
-def server(tmp_path, monkeypatch, _template_tracking_db):
+def server(killable_server, monkeypatch):
     """A live server as the global tracking URI; MLflow's own HTTP defaults are in force."""
     for key in _HTTP_KNOBS:
         monkeypatch.delenv(key, raising=False)
     while mlflow.active_run() is not None:
         mlflow.end_run()
     previous = mlflow.get_tracking_uri()
-    srv = _Server(tmp_path, _template_tracking_db)
+    srv = killable_server
     mlflow.set_tracking_uri(srv.url)
     try:
         yield srv
@@ -270,7 +231,7 @@ def test_explicit_log_scores_server_killed_mid_upload(server, tmp_path, monkeypa
     n = 1_000_000
     y = rng.random(n) < 0.01
     s = rng.normal(size=n) + y
-    artifacts = tmp_path / "artifacts"
+    artifacts = server.root / "artifacts"  # the server's artifact store
     staging = tmp_path / "staging"
     staging.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(staging))

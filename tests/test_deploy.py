@@ -101,55 +101,49 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@contextlib.contextmanager
-def _serve(model: str, uri: str, log: Path):
-    port = _free_port()
-    env = {
-        **os.environ,
-        "MLFLOW_TRACKING_URI": uri,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-    }
-    cmd = [
-        sys.executable,
-        "-m",
-        "mlflow",
-        "models",
-        "serve",
-        "-m",
-        model,
-        "--env-manager",
-        "local",
-        "-h",
-        "127.0.0.1",
-        "-p",
-        str(port),
-    ]
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen(
-            cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    try:
-        url = f"http://127.0.0.1:{port}"
+class _ModelServer:
+    """``mlflow models serve`` of ``model`` on a free port, started by the constructor without
+    waiting (the test goes on while it boots); :meth:`wait` returns its URL once ``/ping``
+    answers; :meth:`stop` ends its process group."""
+
+    def __init__(self, model: str, uri: str, log: Path) -> None:
+        self.log = log
+        port = _free_port()
+        self.url = f"http://127.0.0.1:{port}"
+        env = {
+            **os.environ,
+            "MLFLOW_TRACKING_URI": uri,
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        }
+        cmd = [
+            sys.executable, "-m", "mlflow", "models", "serve", "-m", model,
+            "--env-manager", "local", "-h", "127.0.0.1", "-p", str(port),
+        ]  # fmt: skip
+        with open(log, "wb") as fh:
+            self.proc = subprocess.Popen(
+                cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    def wait(self) -> str:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            assert proc.poll() is None, log.read_text(errors="replace")[-2000:]
+            assert self.proc.poll() is None, self.log.read_text(errors="replace")[-2000:]
             try:
-                with urllib.request.urlopen(f"{url}/ping", timeout=2) as r:
+                with urllib.request.urlopen(f"{self.url}/ping", timeout=2) as r:
                     if r.status == 200:
-                        break
+                        return self.url
             except OSError:
                 time.sleep(0.3)
-        else:
-            raise AssertionError("model server not up:\n" + log.read_text(errors="replace"))
-        yield url
-    finally:
+        raise AssertionError("model server not up:\n" + self.log.read_text(errors="replace"))
+
+    def stop(self) -> None:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
+            os.killpg(self.proc.pid, signal.SIGTERM)
         try:
-            proc.wait(timeout=10)
+            self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
 
 
 def _post(url: str, X: np.ndarray, params: dict | None = None) -> np.ndarray:
@@ -198,68 +192,74 @@ def test_the_loop_on_a_real_server(mlflow_server, tmp_path, monkeypatch):
         X = X.copy()
         X[:, 2:] = 0.0
     expected = (winner.predict_proba(X)[:, 1] >= t).astype(int)
+    # `mlflow models serve` boots while the checks below run; it is asked at the end
+    served = _ModelServer("models:/fraud@champion", uri, tmp_path / "serve.log")
+    try:
+        # loaded through the registry: 0/1 at the threshold, scores on request
+        m = mlflow.pyfunc.load_model("models:/fraud@champion")
+        got = np.asarray(m.predict(X)).ravel()
+        assert set(np.unique(got)) <= {0, 1}
+        np.testing.assert_array_equal(got, expected)
+        assert 0 < expected.sum() < len(expected)
+        scores = np.asarray(m.predict(X, params={"output": "score"})).ravel()
+        np.testing.assert_array_equal(scores, winner.predict_proba(X)[:, 1])
+        # exactly at the threshold counts as positive (>=, as the counts)
+        at = np.flatnonzero(winner.predict_proba(w["X_te"])[:, 1] == t)
+        if at.size:
+            assert m.predict(w["X_te"][at[:1]])[0] == 1
 
-    # loaded through the registry: 0/1 at the threshold, scores on request
-    m = mlflow.pyfunc.load_model("models:/fraud@champion")
-    got = np.asarray(m.predict(X)).ravel()
-    assert set(np.unique(got)) <= {0, 1}
-    np.testing.assert_array_equal(got, expected)
-    assert 0 < expected.sum() < len(expected)
-    scores = np.asarray(m.predict(X, params={"output": "score"})).ravel()
-    np.testing.assert_array_equal(scores, winner.predict_proba(X)[:, 1])
-    # exactly at the threshold counts as positive (>=, as the counts)
-    at = np.flatnonzero(winner.predict_proba(w["X_te"])[:, 1] == t)
-    if at.size:
-        assert m.predict(w["X_te"][at[:1]])[0] == 1
+        # again: the same version
+        again = mi.register_decision(v, name="fraud", alias="champion", report=w["report"])
+        assert again.version == mv.version
 
-    # again: the same version
-    again = mi.register_decision(v, name="fraud", alias="champion", report=w["report"])
-    assert again.version == mv.version
+        # no batch yet: unknown, exit 5
+        r = _cli("check", "--model", "fraud@champion", uri=uri)
+        assert r.returncode == 5, r.stdout + r.stderr
+        # a batch near the decided η: holds, exit 0
+        mi.log_production_scores(
+            _batch(winner, 20000, ETA_TEST, 1), batch="near", run_id=w["runs"][v.run]
+        )
+        r = _cli("check", "--model", "fraud@champion", uri=uri)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "HOLDS" in r.stdout
+        # far from it: retune / reconsider / unknown with what to do
+        mi.log_production_scores(
+            _batch(winner, 20000, 0.5, 2), batch="far", run_id=w["runs"][v.run]
+        )
+        res = mi.check_decision("models:/fraud@champion")
+        assert res.status in ("retune", "reconsider"), res.text
+        assert res.suggested and res.suggested_regret <= res.tolerance < res.regret
+        if res.status == "retune":
+            assert res.suggested_threshold is not None and res.suggested_threshold != t
+        r = _cli("check", "--model", "fraud@champion", uri=uri)
+        assert r.returncode == {"retune": 3, "reconsider": 4}[res.status], r.stdout + r.stderr
 
-    # served by `mlflow models serve`
-    with _serve("models:/fraud@champion", uri, tmp_path / "serve.log") as url:
+        tags = MlflowClient(uri).get_model_version("fraud", mv.version).tags
+        assert tags["mlflow_imbalance.check.status"] == res.status
+        assert tags["mlflow_imbalance.check.batch"] == "far"
+        assert tags["mlflow_imbalance.check.reason"] == res.reason
+        dec_run = tags["mlflow_imbalance.decision.decision_run_id"]
+        assert dec_run not in w["runs"].values()
+        hist = MlflowClient(uri).get_metric_history(dec_run, "imb/check_regret")
+        assert sorted({h.step for h in hist}) == [0, 1]
+
+        out = tmp_path / "r.html"
+        r = _cli(
+            "report", "--model", "fraud@champion", "-o", str(out), "-q", "--bootstrap", "0", uri=uri
+        )
+        assert r.returncode == 0, r.stdout + r.stderr
+        html = out.read_text()
+        assert 'id="registered-decision"' in html and repr(t) in html
+        assert html.index('id="registered-decision"') < html.index('id="verdict"')
+
+        # served by `mlflow models serve`: the registered version, 0/1 and scores on request
+        url = served.wait()
         np.testing.assert_array_equal(_post(url, X).astype(int), expected)
         np.testing.assert_allclose(
             _post(url, X, {"output": "score"}), winner.predict_proba(X)[:, 1], rtol=0, atol=1e-12
         )
-
-    # no batch yet: unknown, exit 5
-    r = _cli("check", "--model", "fraud@champion", uri=uri)
-    assert r.returncode == 5, r.stdout + r.stderr
-    # a batch near the decided η: holds, exit 0
-    mi.log_production_scores(
-        _batch(winner, 20000, ETA_TEST, 1), batch="near", run_id=w["runs"][v.run]
-    )
-    r = _cli("check", "--model", "fraud@champion", uri=uri)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "HOLDS" in r.stdout
-    # far from it: retune / reconsider / unknown with what to do
-    mi.log_production_scores(_batch(winner, 20000, 0.5, 2), batch="far", run_id=w["runs"][v.run])
-    res = mi.check_decision("models:/fraud@champion")
-    assert res.status in ("retune", "reconsider"), res.text
-    assert res.suggested and res.suggested_regret <= res.tolerance < res.regret
-    if res.status == "retune":
-        assert res.suggested_threshold is not None and res.suggested_threshold != t
-    r = _cli("check", "--model", "fraud@champion", uri=uri)
-    assert r.returncode == {"retune": 3, "reconsider": 4}[res.status], r.stdout + r.stderr
-
-    tags = MlflowClient(uri).get_model_version("fraud", mv.version).tags
-    assert tags["mlflow_imbalance.check.status"] == res.status
-    assert tags["mlflow_imbalance.check.batch"] == "far"
-    assert tags["mlflow_imbalance.check.reason"] == res.reason
-    dec_run = tags["mlflow_imbalance.decision.decision_run_id"]
-    assert dec_run not in w["runs"].values()
-    hist = MlflowClient(uri).get_metric_history(dec_run, "imb/check_regret")
-    assert sorted({h.step for h in hist}) == [0, 1]
-
-    out = tmp_path / "r.html"
-    r = _cli(
-        "report", "--model", "fraud@champion", "-o", str(out), "-q", "--bootstrap", "0", uri=uri
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
-    html = out.read_text()
-    assert 'id="registered-decision"' in html and repr(t) in html
-    assert html.index('id="registered-decision"') < html.index('id="verdict"')
+    finally:
+        served.stop()
 
 
 # ------------------------------------------------------------------ wrong input, wrong stores

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,20 +10,16 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 @pytest.mark.slow
-def test_digits_example_compares_every_entry_point(tmp_path):
+def test_digits_example_compares_every_entry_point(digits_run, request):
+    """``examples/digits.py`` in a fresh process and an empty directory (conftest's
+    ``digits_run``, started at collection): every entry point compared, the verdict over the
+    production batch's range, the report's first screen in Chromium."""
     pytest.importorskip("xgboost")
     pytest.importorskip("lightgbm")
-    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}"}
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / "digits.py")],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = digits_run.result(timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert (tmp_path / "digits-report.html").is_file()
+    report = digits_run.dir / "digits-report.html"
+    assert report.is_file()
     out = done.stdout
     assert "Compared 4 runs: " in out, out
     for run in ("(log_scores)", "(autolog)", "lightgbm (callback)", "xgboost (callback)"):
@@ -51,7 +44,8 @@ def test_digits_example_compares_every_entry_point(tmp_path):
         pytest.skip("chromium not installed: the digits report's first screen is not checked")
     from test_browser import ARTIFACTS, assert_first_screen
 
-    shots = assert_first_screen(tmp_path / "digits-report.html", tmp_path)
+    browser = request.getfixturevalue("browser")  # one Chromium, after the example has run
+    shots = assert_first_screen(report, browser)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for w, png in shots.items():
         (ARTIFACTS / f"digits-report-{w}.png").write_bytes(png)

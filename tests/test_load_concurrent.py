@@ -9,10 +9,6 @@ loading fails the load once, within seconds.
 from __future__ import annotations
 
 import dataclasses
-import os
-import signal
-import subprocess
-import sys
 import time
 from typing import Any
 
@@ -149,44 +145,23 @@ def test_dead_server_fails_once_within_seconds(unreachable_tracking_uri):
 
 
 @pytest.mark.parametrize("workers", [4, 1])
-def test_server_dying_while_loading_fails_once(tmp_path, monkeypatch, workers):
+def test_server_dying_while_loading_fails_once(killable_server, monkeypatch, workers):
     """The server is killed after the first run is loaded: one TrackingServerUnreachable, in
-    seconds (not one wait per thread or per run), and no run reported skipped for it."""
-    from conftest import _free_port, _stop, _wait_for_health
-
+    seconds (not one wait per thread or per run), and no run reported skipped for it. Each
+    case has a fresh real server of its own (conftest's ``killable_server``)."""
     monkeypatch.delenv("MLFLOW_IMBALANCE_STORE_TIMEOUT", raising=False)
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tmp_path / "server.log"
-    cmd = [
-        sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
-        "--workers", "1", "--backend-store-uri", f"sqlite:///{tmp_path / 'mlflow.db'}",
-        "--artifacts-destination", str(tmp_path / "artifacts"), "--serve-artifacts",
-    ]  # fmt: skip
-    with open(log, "wb") as fh:
-        proc = subprocess.Popen(
-            cmd,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            cwd=tmp_path,
-            start_new_session=True,
-        )
-    try:
-        _wait_for_health(url, proc, log)
-        ids = _log_runs(url, "dying", n_good=3)
-        ids = [i for i in ids if i != "0" * 32] * 15  # 90 loads: most are left when it dies
+    url = killable_server.url
+    ids = _log_runs(url, "dying", n_good=3)
+    ids = [i for i in ids if i != "0" * 32] * 15  # 90 loads: most are left when it dies
 
-        def kill_after_first(stage: str, done: int, total: int) -> None:
-            if done == 1:  # the whole server (its workers too) gone at once
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=15)
+    def kill_after_first(stage: str, done: int, total: int) -> None:
+        if done == 1:  # the whole server (its workers too) gone at once
+            killable_server.kill()
 
-        with tracking_uri_set(url):
-            t0 = time.monotonic()
-            with pytest.raises(TrackingServerUnreachable) as info:
-                load_runs(ids, workers=workers, progress=kill_after_first)
-            elapsed = time.monotonic() - t0
-        assert "while loading runs" in str(info.value)
-        assert elapsed < 30, elapsed
-    finally:
-        _stop(proc)
+    with tracking_uri_set(url):
+        t0 = time.monotonic()
+        with pytest.raises(TrackingServerUnreachable) as info:
+            load_runs(ids, workers=workers, progress=kill_after_first)
+        elapsed = time.monotonic() - t0
+    assert "while loading runs" in str(info.value)
+    assert elapsed < 30, elapsed

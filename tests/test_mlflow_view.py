@@ -12,7 +12,8 @@ Two kinds of test:
   size at display size), next to MLflow's own ``evaluate(..., evaluators="default")`` figures;
   the chart view draws each run's sweep with no hook on the default (step) x axis, and
   overlays the runs' across-prevalence series once ``imb/log10_eta`` is chosen as the x axis.
-  Screenshots at 1400 and 800 px go to ``test-artifacts/``.
+  Screenshots at 1400 and 800 px go to ``test-artifacts/``. One Chromium serves these tests
+  (``ui_browser``); each starts from a blank page with the UI origin's storage cleared.
 """
 
 from __future__ import annotations
@@ -292,6 +293,25 @@ class _Chromium(Chromium):
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def ui_browser():
+    """One headless Chromium for the module's MLflow UI tests."""
+    b = _Chromium(1400)
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+def _ui_page(b: _Chromium, base: str, width: int, height: int = 900) -> _Chromium:
+    """The module's browser as a new one for a test: ``width`` x ``height``, no storage of the
+    MLflow UI's origin left by an earlier test (a fresh profile's state), a blank page."""
+    b.resize(width, height)
+    b.dt.send("Page.navigate", url="about:blank")
+    b.dt.send("Storage.clearDataForOrigin", origin=base, storageTypes="all")
+    return b
+
+
 def _png_info(png: bytes) -> tuple[int, int, float | None]:
     """(width, height, dpi from the pHYs chunk or None) of a PNG file."""
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
@@ -366,12 +386,12 @@ _IMAGES = (
 @pytest.mark.skipif(
     not (Path(CHROMIUM).exists() or shutil.which("chromium")), reason="chromium not installed"
 )
-def test_run_in_the_mlflow_ui(ui_runs, width):
+def test_run_in_the_mlflow_ui(ui_runs, ui_browser, width):
     base, exp_id = ui_runs["url"], ui_runs["experiment_id"]
     run_name = "naive-bayes"
     run_id = ui_runs["runs"][run_name]
     page = f"{base}/#/experiments/{exp_id}/runs/{run_id}/artifacts"
-    b = _Chromium(width)
+    b = _ui_page(ui_browser, base, width)
     try:
         # the card: its <title> (inside MLflow's sandboxed iframe) names the run
         b.go(f"{page}/imbalance/test/card.html", "document.querySelector('iframe')")
@@ -408,7 +428,7 @@ def test_run_in_the_mlflow_ui(ui_runs, width):
             ARTIFACTS / f"mlflow-figures-side-by-side-{width}.png",
         )
     finally:
-        b.close()
+        b.dt.send("Page.navigate", url="about:blank")  # the browser stays for the module
 
 
 @pytest.mark.server
@@ -416,9 +436,9 @@ def test_run_in_the_mlflow_ui(ui_runs, width):
 @pytest.mark.skipif(
     not (Path(CHROMIUM).exists() or shutil.which("chromium")), reason="chromium not installed"
 )
-def test_across_prevalence_chart_overlays_runs(ui_runs):
+def test_across_prevalence_chart_overlays_runs(ui_runs, ui_browser):
     base, exp_id = ui_runs["url"], ui_runs["experiment_id"]
-    b = _Chromium(1400)
+    b = _ui_page(ui_browser, base, 1400)
     series = keys.sweep_key("test", "max_f1")
     try:
         _chart_view(b, f"{base}/#/experiments/{exp_id}/runs?workflowType=machine_learning", series)
@@ -466,7 +486,7 @@ def test_across_prevalence_chart_overlays_runs(ui_runs):
         time.sleep(2.0)
         b.save_screenshot(ARTIFACTS / "mlflow-across-prevalence-full-1400.png")
     finally:
-        b.close()
+        b.dt.send("Page.navigate", url="about:blank")  # the browser stays for the module
 
 
 def _chart_view(b: _Chromium, url: str, search: str) -> None:
@@ -604,7 +624,7 @@ def test_preview_roc_draws_fpr_zero_on_its_own_tick_not_at_the_first_decade():
 @pytest.mark.skipif(
     not (Path(CHROMIUM).exists() or shutil.which("chromium")), reason="chromium not installed"
 )
-def test_run_page_answers_in_the_training_view(ui_runs, width):
+def test_run_page_answers_in_the_training_view(ui_runs, ui_browser, width):
     """Issue 38: the run's URL as the package builds it opens the model-training view (no
     "Evaluations" breadcrumb of the GenAI view); the run's description shows the summary block
     (decisions at each logged prevalence, headline intervals); its card link opens the card's
@@ -615,7 +635,7 @@ def test_run_page_answers_in_the_training_view(ui_runs, width):
     run_name = "logistic-regression"
     run_id = ui_runs["runs"][run_name]
     note = MlflowClient(base).get_run(run_id).data.tags[runpage.NOTE_TAG]
-    b = _Chromium(width)
+    b = _ui_page(ui_browser, base, width)
     try:
         b.go(
             keys.run_view_url(base, exp_id, run_id),
@@ -648,4 +668,4 @@ def test_run_page_answers_in_the_training_view(ui_runs, width):
         assert "Evaluations" not in b.js("document.body.innerText")
         b.save_screenshot(ARTIFACTS / f"mlflow-runs-list-{width}.png")
     finally:
-        b.close()
+        b.dt.send("Page.navigate", url="about:blank")  # the browser stays for the module

@@ -29,7 +29,6 @@ from pathlib import Path
 import mlflow
 import numpy as np
 import pytest
-from test_browser import Chromium
 
 import mlflow_imbalance as mi
 from mlflow_imbalance.report import pdf as report_pdf
@@ -68,11 +67,15 @@ def _model(kind: str, y: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def printed(tmp_path_factory):
-    """The report and its PDFs at Letter (through build_report) and A4 (through print_pdf)."""
+def printed(tmp_path_factory, _template_tracking_db):
+    """The report and its PDFs at Letter (through build_report) and A4 (through print_pdf).
+    The SQLite store starts as a copy of conftest's migrated template (no schema migration)."""
+    import shutil
+
     from mlflow.tracking import _tracking_service
 
     root = tmp_path_factory.mktemp("print")
+    shutil.copyfile(_template_tracking_db, root / "mlflow.db")
     previous = _tracking_service.utils._tracking_uri
     mlflow.set_tracking_uri(f"sqlite:///{root / 'mlflow.db'}")
     try:
@@ -100,12 +103,12 @@ def printed(tmp_path_factory):
     return report, html, {"letter": letter, "a4": a4}
 
 
-def test_printed_report_holds_every_verdict_and_no_control(printed, tmp_path: Path) -> None:
+def test_printed_report_holds_every_verdict_and_no_control(printed, browser) -> None:
     report, html, pdfs = printed
     assert len(report.verdict) == 3  # the estimated η and the two logged ones
     # on screen: the lines of every verdict box (two of them collapsed) and the runs table's
     # collapsed details, as the page shows them once opened
-    with Chromium(tmp_path, width=1280, height=900) as page:
+    with browser.at(1280, 900) as page:
         page.open(html)
         assert page.eval("document.querySelectorAll('.verdict-item details:not([open])').length")
         lines = page.eval(
@@ -169,12 +172,12 @@ PRINT_LAYOUT = """(() => {
 
 
 @pytest.mark.parametrize("paper", ["letter", "a4"])
-def test_print_layout_fits_the_page(printed, tmp_path: Path, paper: str) -> None:
+def test_print_layout_fits_the_page(printed, browser, paper: str) -> None:
     import json
 
     _, html, _ = printed
     width = round((report_pdf.PAPERS[paper][0] - 2 * report_pdf.MARGIN_IN) * 96)
-    with Chromium(tmp_path, width=width, height=1000) as page:
+    with browser.at(width, 1000) as page:
         page.open(html)
         page.dt.send("Emulation.setEmulatedMedia", media="print")
         page.eval("window.dispatchEvent(new Event('beforeprint'))")

@@ -2,16 +2,13 @@
 
 Exact round trips against an independent ``np.unique`` count, batch order and per-batch metric
 steps, bad input refused with nothing written, crafted archives refused, the dead-server budget,
-and Spark's ``score_counts_from_spark`` against ``ScoreCounts.from_scores`` (one SparkSession
-for the module, created only when a Spark test runs).
+and Spark's ``score_counts_from_spark`` against ``ScoreCounts.from_scores`` (conftest's one
+SparkSession for the test session, created only when a Spark test runs).
 """
 
 from __future__ import annotations
 
 import io
-import os
-import shutil
-import sys
 import time
 import tracemalloc
 import zipfile
@@ -388,34 +385,6 @@ def test_lazy_exports():
 
 
 # ---------------------------------------------------------------------------- Spark
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark")
-    pytest.importorskip("pyarrow")
-    pytest.importorskip("pandas")
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("Spark tests need Java (java not on PATH, JAVA_HOME unset)")
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("mlflow-imbalance-production-tests")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.default.parallelism", "4")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "1g")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "500")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
 @pytest.mark.spark
 @pytest.mark.timeout(300)
 def test_spark_score_counts_equal_from_scores_on_ties(spark):

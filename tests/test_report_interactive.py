@@ -11,6 +11,8 @@ Asserts, from the rendered SVG and the tooltips a reader sees:
   AP at that η (metric-against-η charts), precision at the cost-optimal threshold (PR marker);
 - after typing another η into the prevalence box the PR chart's tooltips and markers give the
   values at the new η, the current-η rule moves there, and a hidden run stays hidden.
+
+One Chromium serves the module (conftest's ``browser``); each test loads its page anew.
 """
 
 from __future__ import annotations
@@ -236,14 +238,14 @@ def _press(page: Chromium, key: str, code: str, vk: int) -> None:
     )  # fmt: skip
 
 
-def test_keyboard_check_boxes_hide_runs_in_step_with_the_legends(report, tmp_path: Path) -> None:
+def test_keyboard_check_boxes_hide_runs_in_step_with_the_legends(report, browser) -> None:
     """The legends take no focus, so each group of charts has a check box per run: Tab reaches
     it, Space toggles it, the run hides in every chart and every group's box follows; a legend
     click is reflected back in the boxes."""
     path, _, runs = report
     names = list(runs)
     run = "sharp"
-    with Chromium(tmp_path, width=1400, height=900) as page:
+    with browser.at(1400, 900) as page:
         page.open(path)
         page.wait(f"Object.keys(mlflowImbalance.views).length === {len(CHARTS)}")
         groups = _toggles(page)
@@ -284,10 +286,10 @@ def _cost_leaders(y, runs, eta: float, k: int = 2) -> set[str]:
 
 
 @pytest.mark.parametrize("width", [1000, 1400])
-def test_legend_click_hides_the_run_in_every_chart(report, tmp_path: Path, width: int) -> None:
+def test_legend_click_hides_the_run_in_every_chart(report, browser, width: int) -> None:
     path, y, runs = report
     names = list(runs)
-    with Chromium(tmp_path, width=width, height=900) as page:
+    with browser.at(width, 900) as page:
         page.open(path)
         keys = page.eval("JSON.stringify(Object.keys(mlflowImbalance.views).sort())")
         assert json.loads(keys) == sorted(CHARTS)
@@ -367,9 +369,9 @@ def _check_op_tooltip(page: Chromium, y, runs, run: str, eta: float) -> None:
     assert _same_3sig(_num(tt["precision"]), want), (run, eta, tt, want)
 
 
-def test_hover_values_and_prevalence_control(report, tmp_path: Path) -> None:
+def test_hover_values_and_prevalence_control(report, browser) -> None:
     path, y, runs = report
-    with Chromium(tmp_path, width=1200, height=900) as page:
+    with browser.at(1200, 900) as page:
         page.open(path)
         eta0 = float(page.eval("document.getElementById('verdict-live').dataset.prevalence"))
         for run in runs:
@@ -448,14 +450,14 @@ def test_hover_values_and_prevalence_control(report, tmp_path: Path) -> None:
     assert not errors, errors[:3]
 
 
-def test_roc_chart_draws_fpr_zero_on_its_own_tick(report, tmp_path: Path) -> None:
+def test_roc_chart_draws_fpr_zero_on_its_own_tick(report, browser) -> None:
     """A log FPR axis has no 0: the ROC chart gives FPR = 0 its own tick, labelled "0", at the
     left end of the axis, and each run's points at FPR = 0 (positives above every negative)
     are drawn there, up to the TPR scikit-learn finds at FPR = 0; before, they were dropped."""
     from sklearn.metrics import roc_curve
 
     path, y, runs = report
-    with Chromium(tmp_path, width=1200, height=900) as page:
+    with browser.at(1200, 900) as page:
         page.open(path)
         page.wait("mlflowImbalance.views['chart-roc'] !== undefined")
         lo, hi = json.loads(
@@ -491,7 +493,7 @@ def _max_f1_at(y: np.ndarray, s: np.ndarray, eta: float) -> float:
     return float(f1.max())
 
 
-def test_report_without_costs_sets_max_f1_beside_the_roc_chart(tmp_path: Path) -> None:
+def test_report_without_costs_sets_max_f1_beside_the_roc_chart(tmp_path: Path, browser) -> None:
     """With AP as the criterion (no costs) the live section holds the PR and AP-against-η charts
     and the "Curves" section the ROC chart beside max-F1 against η (not the ROC chart alone on
     half the width): both drawn, side by side, and the max-F1 curve's points equal
@@ -502,7 +504,7 @@ def test_report_without_costs_sets_max_f1_beside_the_roc_chart(tmp_path: Path) -
     counts = {k: mi.RocCounts.from_scores(y, s) for k, s in runs.items()}
     rep = mi.build_report(counts, prevalences=[1e-3], n_bootstrap=60, progress=False)
     path = rep.save(tmp_path / "report.html")
-    with Chromium(tmp_path, width=1400, height=900) as page:
+    with browser.at(1400, 900) as page:
         page.open(path)
         page.wait("mlflowImbalance.views['chart-sweep-max_f1'] !== undefined")
         layout = json.loads(
@@ -546,7 +548,7 @@ def _bands_drawn(page: Chromium, charts: tuple[str, ...]) -> dict[str, set[str]]
     return {c: {n for n, o in _state(page, c)["bands"].items() if o > 0} for c in charts}
 
 
-def test_bands_of_the_leading_runs_only_when_many_are_drawn(tmp_path: Path) -> None:
+def test_bands_of_the_leading_runs_only_when_many_are_drawn(tmp_path: Path, browser) -> None:
     """Overlapping bands of many runs read as one: with more than BAND_RUNS runs charted only
     the verdict's winner and runner-up (best AP at the chosen η) have bands at first, and the
     "Bands" control of either group (kept in step) shows every run's bands or none. Lines
@@ -567,7 +569,7 @@ def test_bands_of_the_leading_runs_only_when_many_are_drawn(tmp_path: Path) -> N
     leading = set(sorted(ap, key=ap.get, reverse=True)[:BAND_RUNS])
     charts = ("chart-pr", "chart-roc", "chart-sweep-ap", "chart-sweep-max_f1")
     path = rep.save(tmp_path / "report.html")
-    with Chromium(tmp_path, width=1400, height=900) as page:
+    with browser.at(1400, 900) as page:
         page.open(path)
         page.wait(f"Object.keys(mlflowImbalance.views).length === {len(charts)}")
         first = _bands_drawn(page, charts)
@@ -602,7 +604,7 @@ def test_bands_of_the_leading_runs_only_when_many_are_drawn(tmp_path: Path) -> N
         assert all(v == 1 for v in lines.values()), (mode, lines)
 
 
-def test_every_drawn_run_is_told_apart_beyond_the_palette(tmp_path: Path) -> None:
+def test_every_drawn_run_is_told_apart_beyond_the_palette(tmp_path: Path, browser) -> None:
     """Ten runs drawn, eight palette colours: the two runs whose colour repeats are drawn
     dashed (one legend entry per run, its symbol dashed too), and their swatches in the tables
     and the "Runs drawn" control are striped, so no two drawn runs look alike anywhere."""
@@ -616,7 +618,7 @@ def test_every_drawn_run_is_told_apart_beyond_the_palette(tmp_path: Path) -> Non
     counts = {k: mi.RocCounts.from_scores(y, s) for k, s in runs.items()}
     rep = mi.build_report(counts, prevalences=[1e-2], n_bootstrap=0, progress=False)
     path = rep.save(tmp_path / "report.html")
-    with Chromium(tmp_path, width=1400, height=900) as page:
+    with browser.at(1400, 900) as page:
         page.open(path)
         looks = json.loads(page.eval("""JSON.stringify((() => {
           const root = document.getElementById('chart-pr'), lines = {}, legend = {};

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -99,45 +100,79 @@ def test_bad_input_logs_nothing_on_server(server_uri):
     assert client.get_run(run.info.run_id).data.metrics == {}
 
 
-_WORKER = textwrap.dedent(
+_WORKERS = textwrap.dedent(
     """
+    import os
     import sys
+    import traceback
+
     import mlflow
     import numpy as np
     import mlflow_imbalance as mi
 
-    url, experiment_id, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    url, experiment_id, seeds = sys.argv[1], sys.argv[2], [int(a) for a in sys.argv[3:]]
     mlflow.set_tracking_uri(url)
-    rng = np.random.default_rng(seed)
-    n = 4000
-    y = (rng.random(n) < 0.07).astype(int)
-    y[:2] = [0, 1]
-    s = np.round(rng.normal(size=n) + 1.2 * y, 2)
-    with mlflow.start_run(experiment_id=experiment_id) as run:
-        mi.log_scores(y, s, prevalences=[1e-3], log_figures=False, keep_scores=False)
-    print(run.info.run_id)
+
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        n = 4000
+        y = (rng.random(n) < 0.07).astype(int)
+        y[:2] = [0, 1]
+        s = np.round(rng.normal(size=n) + 1.2 * y, 2)
+        with mlflow.start_run(experiment_id=experiment_id) as run:
+            mi.log_scores(y, s, prevalences=[1e-3], log_figures=False, keep_scores=False)
+        return run.info.run_id
+
+
+    # one process per seed, forked once the imports are done (nothing has touched the server
+    # yet): each has its own HTTP connections and all log at once
+    children = {}
+    for seed in seeds:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            code = 1
+            try:
+                os.write(write, work(seed).encode())
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stderr.flush()
+                os._exit(code)
+        os.close(write)
+        children[seed] = (pid, read)
+    for seed, (pid, read) in children.items():
+        with os.fdopen(read, "rb") as fh:
+            run_id = fh.read().decode()
+        _, status = os.waitpid(pid, 0)
+        print("WORKER", seed, pid, os.waitstatus_to_exitcode(status), run_id or "-")
     """
 )
 
 
 def test_eight_processes_log_concurrently(mlflow_server):
+    """Eight processes log a run each to the server at once (forked from one interpreter after
+    its imports, so the test pays one MLflow import instead of eight)."""
     client = MlflowClient(tracking_uri=mlflow_server)
     experiment_id = client.create_experiment("eight-writers")
     seeds = list(range(100, 108))
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _WORKER, mlflow_server, experiment_id, str(seed)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for seed in seeds
-    ]
+    done = subprocess.run(
+        [sys.executable, "-c", _WORKERS, mlflow_server, experiment_id, *map(str, seeds)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [ln.split()[1:] for ln in done.stdout.splitlines() if ln.startswith("WORKER ")]
+    assert [int(r[0]) for r in rows] == seeds, done.stdout
+    assert len({r[1] for r in rows} | {str(os.getpid())}) == 9  # eight processes of their own
     run_ids = {}
-    for seed, proc in zip(seeds, procs, strict=True):
-        out, err = proc.communicate(timeout=180)
-        assert proc.returncode == 0, err[-2000:]
-        run_ids[seed] = out.strip().splitlines()[-1]
+    for seed, _, code, run_id in rows:
+        assert code == "0", done.stderr[-2000:]
+        run_ids[int(seed)] = run_id
     assert len(set(run_ids.values())) == 8
     for seed, run_id in run_ids.items():
         rng = np.random.default_rng(seed)

@@ -1,4 +1,5 @@
-"""Spark integration: real Spark in local mode (local[2]), one session for the module."""
+"""Spark integration: real Spark in local mode (local[2]); one SparkSession for the whole test
+session (conftest's ``spark``, shared with test_production.py)."""
 
 from __future__ import annotations
 
@@ -35,29 +36,6 @@ from mlflow_imbalance.integrations.spark import (  # noqa: E402
 )
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(300)]
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("mlflow-imbalance-tests")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.default.parallelism", "4")
-        .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "1g")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "500")  # several batches a task
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def _frame(spark, n_partitions=3, **columns):
@@ -405,28 +383,56 @@ spark.stop()
 """
 
 
-def test_worker_interpreter_mismatch_is_one_clear_error(tmp_path):
-    """Workers started with another Python (no pyarrow) fail up front naming PYSPARK_PYTHON."""
+@pytest.fixture(scope="module", autouse=True)
+def mismatch_run(request, tmp_path_factory):
+    """The mismatch script of the test below, started with the module's first test (its own
+    Spark application comes up while the other tests run; the test waits for it). Yields
+    ``(proc, other interpreter, stdout file, stderr file)``, a reason to skip, or None when the
+    test is not collected."""
     import subprocess
     from pathlib import Path
 
+    wanted = any(
+        item.module is request.module
+        and item.name == "test_worker_interpreter_mismatch_is_one_clear_error"
+        for item in request.session.items
+    )
+    if not wanted:
+        yield None
+        return
     other = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
     if not other.exists() or Path(sys.prefix) == Path(sys.base_prefix):  # not in a venv
-        pytest.skip("no interpreter outside this environment to start the workers with")
+        yield "no interpreter outside this environment to start the workers with"
+        return
     has_arrow = subprocess.run([str(other), "-c", "import pyarrow"], capture_output=True)
     if has_arrow.returncode == 0:
-        pytest.skip(f"{other} has pyarrow: no mismatch to provoke")
+        yield f"{other} has pyarrow: no mismatch to provoke"
+        return
+    root = tmp_path_factory.mktemp("mismatch")
     env = {**os.environ, "PYSPARK_PYTHON": str(other), "PYSPARK_DRIVER_PYTHON": sys.executable}
-    proc = subprocess.run(
-        [sys.executable, "-c", _MISMATCH_SCRIPT],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=240,
-    )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(("ERROR:", "NO ERROR"))]
-    assert len(lines) == 1, proc.stdout + proc.stderr[-3000:]
+    out, err = root / "stdout.txt", root / "stderr.txt"
+    with open(out, "wb") as fo, open(err, "wb") as fe:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _MISMATCH_SCRIPT],
+            stdout=fo, stderr=fe, env=env, cwd=root, start_new_session=True,
+        )  # fmt: skip
+    try:
+        yield proc, other, out, err
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+            proc.wait(timeout=30)
+
+
+def test_worker_interpreter_mismatch_is_one_clear_error(mismatch_run):
+    """Workers started with another Python (no pyarrow) fail up front naming PYSPARK_PYTHON."""
+    if isinstance(mismatch_run, str):
+        pytest.skip(mismatch_run)
+    proc, other, out, err = mismatch_run
+    proc.wait(timeout=240)
+    stdout, stderr = out.read_text(errors="replace"), err.read_text(errors="replace")
+    lines = [ln for ln in stdout.splitlines() if ln.startswith(("ERROR:", "NO ERROR"))]
+    assert len(lines) == 1, stdout + stderr[-3000:]
     message = lines[0]
     assert "PYSPARK_PYTHON" in message and "pyarrow" in message and str(other) in message
     assert "ModuleNotFoundError" not in message

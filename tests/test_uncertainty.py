@@ -863,6 +863,19 @@ def test_roc_auc_interval_degenerate_and_tiny():
     assert auc == pytest.approx(2 / 3) and iv is None and "needs >= 2 positives" in method
 
 
+#: Reference bootstraps already computed, by their arguments: the parametrised tests below ask
+#: for the same one (same data, draws and seed) once per case.
+_REFERENCES: dict[tuple, dict] = {}
+
+
+def _reference(fn, y, s, etas, n_boot, seed) -> dict:
+    """``fn(y, s, etas, n_boot, seed)``, computed once per distinct arguments (a copy)."""
+    key = (fn.__name__, y.tobytes(), s.tobytes(), np.asarray(etas).tobytes(), n_boot, seed)
+    if key not in _REFERENCES:
+        _REFERENCES[key] = fn(y, s, etas, n_boot, seed)
+    return {k: v.copy() for k, v in _REFERENCES[key].items()}
+
+
 def _direct_bootstrap(y, s, etas, n_boot, seed):
     """Stratified bootstrap of (score, label) pairs with scikit-learn metrics, independent of
     the count bootstrap: AP and max-F1 at each prevalence via negatives re-weighted to it."""
@@ -903,7 +916,7 @@ def test_bootstrap_intervals_match_a_direct_bootstrap(points):
         c, etas, exact=exact, n_boot=2000, seed=3, points=points, construction="bootstrap"
     )
     got, info = h.intervals, h.info
-    ref = _direct_bootstrap(y, s, etas, n_boot=800, seed=4)
+    ref = _reference(_direct_bootstrap, y, s, etas, n_boot=800, seed=4)
     for key in ("ap", "max_f1"):
         width = ref[key][:, 1] - ref[key][:, 0]
         # Monte-Carlo sd of a 2.5% quantile is ~0.03 of the width here; thinning adds a little
@@ -1008,7 +1021,7 @@ def test_headline_intervals_match_a_direct_bayesian_bootstrap(points):
     h = u.headline_intervals(c, etas, n_boot=2000, seed=3, points=points)
     assert h.info["valid_everywhere"] and h.info["min_support"] == 0
     assert "Bayesian" in h.method and "Jeffreys" in h.method
-    ref = _direct_bayesian_bootstrap(y, s, etas, n_boot=600, seed=4)
+    ref = _reference(_direct_bayesian_bootstrap, y, s, etas, n_boot=600, seed=4)
     exact = {
         "ap": metrics.average_precision(c, etas),
         "pr_auc": metrics.pr_auc(c, etas),
