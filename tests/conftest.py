@@ -345,6 +345,8 @@ def _example_run(name: str) -> ExampleRun:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    if session.config.option.collectonly:
+        return
     needed = set()
     for item in session.items:
         needed.update(getattr(item, "fixturenames", ()))
