@@ -1491,7 +1491,9 @@ def test_the_verdict_is_decided_over_the_prevalence_estimated_from_production():
     # issue 39: each row's sentence is the estimate's own at the report's costs (the card's at
     # equal logged costs); A's own decision is settled within 10 % here, so no labels are asked
     row = rep.context["deployment"]["rows"][1]
-    with_costs = estimate_prevalence(a, near, costs=(1, 10))
+    from mlflow_imbalance.stats.robust import with_audit_advice
+
+    with_costs = with_audit_advice(estimate_prevalence(a, near), a, near, (1, 10))
     assert row["text"] == with_costs.text and with_costs.audit is None
     assert row["audit_labels"] is None and "audit labels would settle this run" not in rep.html
     assert "(batch w2)" in rep.html and 'data-decision="run"' in rep.html

@@ -221,17 +221,22 @@ def test_labels_to_settle_pins_eta_where_the_regret_is_within_tolerance():
 
 
 def test_a_wide_or_failing_estimate_says_how_many_labels_settle_it():
-    """Issue 39's budget in the estimate's own text: with costs, a label-free estimate whose
+    """Issue 39's budget in the estimate's own text: given costs (with_audit_advice), a
+    label-free estimate whose
     interval is too wide for the run's decision to lose at most 10 % of its least cost (brute
     force over 801 η) names the labels; a narrow one, or one without costs, does not."""
     from mlflow_imbalance.core.production import ScoreCounts
     from mlflow_imbalance.stats.prevalence import estimate_prevalence
+    from mlflow_imbalance.stats.robust import with_audit_advice
+
+    def estimate(c, sc, costs=None):
+        return with_audit_advice(estimate_prevalence(c, sc), c, sc, costs)
 
     rng = np.random.default_rng(5)
     c = _run(rng, 2.5, 200, 20_000)
     n = 10_000
     wide = ScoreCounts.from_scores(np.r_[rng.normal(2.5, 1, 10), rng.normal(0, 1, n - 10)])
-    e = estimate_prevalence(c, wide, costs=(1.0, 100.0))
+    e = estimate(c, wide, costs=(1.0, 100.0))
     pts_t, pts_f = _points(c)
     best = float(np.min(e.estimate * 100 * (1 - pts_t) + (1 - e.estimate) * pts_f))
     assert _brute({"r": c}, e.low, e.high, 1.0, 100.0) > 0.1 * best  # too wide to decide
@@ -239,11 +244,11 @@ def test_a_wide_or_failing_estimate_says_how_many_labels_settle_it():
     assert e.audit.tolerance == pytest.approx(0.1 * best, rel=1e-9)
     assert f"About {e.audit.labels:,} labels drawn by plan_audit" in e.text
     assert e.text.startswith(estimate_prevalence(c, wide).text)  # the same estimate, then advice
-    assert estimate_prevalence(c, wide).audit is None  # no costs, no advice
+    assert estimate(c, wide).audit is None  # no costs, no advice
     narrow = ScoreCounts.from_scores(np.r_[rng.normal(2.5, 1, 3000), rng.normal(0, 1, n - 3000)])
-    e2 = estimate_prevalence(c, narrow, costs=(1.0, 100.0))
+    e2 = estimate(c, narrow, costs=(1.0, 100.0))
     best2 = float(np.min(e2.estimate * 100 * (1 - pts_t) + (1 - e2.estimate) * pts_f))
     assert e2.check_passed and _brute({"r": c}, e2.low, e2.high, 1.0, 100.0) <= 0.1 * best2
     assert e2.audit is None and "plan_audit" not in e2.text
     with pytest.raises(ValueError, match="costs"):
-        estimate_prevalence(c, narrow, costs=(1.0, -1.0))
+        estimate(c, narrow, costs=(1.0, -1.0))

@@ -73,7 +73,6 @@ import numpy as np
 
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.production import ScoreCounts
-from mlflow_imbalance.core.validation import check_costs
 from mlflow_imbalance.stats._checks import (
     InsufficientDataError,
     _check_confidence,
@@ -182,10 +181,11 @@ class PrevalenceEstimate:
         variance_shares: the estimate's bootstrap variance split into ``"production"``,
             ``"test_positives"`` and ``"test_negatives"`` (each source resampled alone; shares
             of their sum).
-        audit: with ``costs=``, where the interval is too wide to decide within 10 % of the
-            least expected cost or the check fails: the labels drawn by
-            :func:`~mlflow_imbalance.plan_audit` that would settle the run's decision
-            (:class:`~mlflow_imbalance.stats.robust.SettlingBudget`; its sentence ends
+        audit: set by :func:`mlflow_imbalance.stats.robust.with_audit_advice` (given the run's
+            costs) where the interval is too wide to decide within 10 % of the least expected
+            cost or the check fails: the labels drawn by :func:`~mlflow_imbalance.plan_audit`
+            that would settle the run's decision
+            (:class:`~mlflow_imbalance.stats.robust.SettlingBudget`; its sentence then ends
             :attr:`text`); None otherwise.
         text: one plain sentence for a reviewer (it opens with :attr:`brief`).
     """
@@ -471,7 +471,6 @@ def estimate_prevalence(
     min_bin_count: int | None = None,
     interval: str = "auto",
     seed: Any = 0,
-    costs: tuple[float, float] | None = None,
 ) -> PrevalenceEstimate:
     """Estimate the deployment prevalence from unlabeled production scores (prior shift).
 
@@ -508,12 +507,6 @@ def estimate_prevalence(
             above 97 % only where the estimate is 0 in half the batches; ``"shifted"``
             covered 91.0-94.5 % at eta = 0.1 and 0.3 (R = 400).
         seed: int, Generator or None; the default 0 makes the result reproducible.
-        costs: ``(C_FP, C_FN)`` (or ``{"fp": .., "fn": ..}``) of the run's decision
-            (``log_production_scores`` passes the run's logged costs). Where the interval is
-            too wide for the run's cost-optimal decision to lose at most 10 % of its cost, or
-            the check fails, the estimate says how many audit labels would settle it
-            (:attr:`PrevalenceEstimate.audit`,
-            :func:`~mlflow_imbalance.stats.robust.settle_estimate`).
 
     Returns:
         A :class:`PrevalenceEstimate`.
@@ -537,7 +530,6 @@ def estimate_prevalence(
             raise ValueError(f"{arg} must be an integer >= {least}, got {_plain(v)!r}")
     if not (0.0 < float(check_alpha) < 1.0):
         raise ValueError(f"check_alpha must lie strictly between 0 and 1, got {check_alpha!r}")
-    costs = check_costs(costs)
     if interval not in INTERVALS:
         raise ValueError(
             f"interval must be one of {', '.join(map(repr, INTERVALS))}, got {interval!r}"
@@ -644,13 +636,7 @@ def estimate_prevalence(
             )
         },
     )
-    text = _sentence(result, bins, n_pos, n_neg)
-    if costs is not None:
-        advice = _audit_advice(counts, prod, result, costs)
-        if advice is not None:
-            object.__setattr__(result, "audit", advice)
-            text += f". {advice.text[0].upper()}{advice.text[1:]}"
-    object.__setattr__(result, "text", text)
+    object.__setattr__(result, "text", _sentence(result, bins, n_pos, n_neg))
     logger.info(result.text)
     return result
 
@@ -713,22 +699,6 @@ _DESCRIBE = {
     "acc": "adjusted count at the T50 threshold {t:.3g}",
     "median_sweep": "median sweep over {k} thresholds",
 }
-
-
-def _audit_advice(
-    counts: RocCounts, prod: ScoreCounts, r: PrevalenceEstimate, costs: tuple[float, float]
-) -> Any:
-    """The labels that would settle the run's decision over the interval (None: not needed)."""
-    from mlflow_imbalance.stats.robust import settle_estimate
-
-    try:
-        return settle_estimate(
-            counts, prod, r.estimate, r.low, r.high, costs[0], costs[1],
-            check_passed=r.check_passed, confidence=r.confidence,
-        )  # fmt: skip
-    except Exception:  # advice only: the estimate stands without it
-        logger.warning("no audit advice for this estimate", exc_info=True)
-        return None
 
 
 def _sentence(r: PrevalenceEstimate, bins: _Bins, n_pos: int, n_neg: int) -> str:

@@ -52,6 +52,7 @@ __all__ = [
     "labels_to_settle",
     "minimax_regret",
     "settle_estimate",
+    "with_audit_advice",
     "worst_regret",
 ]
 
@@ -591,3 +592,41 @@ def settle_estimate(
     return labels_to_settle(
         runs, "run", production, opt.threshold, eta, tol, cost_fp, cost_fn, confidence
     )  # fmt: skip
+
+
+def with_audit_advice(estimate: Any, counts: RocCounts, production: Any, costs: Any) -> Any:
+    """A label-free estimate that says how many audit labels would settle it (issue 39).
+
+    ``estimate`` is :func:`~mlflow_imbalance.stats.prevalence.estimate_prevalence`'s result on
+    ``counts`` and ``production`` (scores or their
+    :class:`~mlflow_imbalance.core.production.ScoreCounts`);
+    ``costs`` ``(C_FP, C_FN)`` or ``{"fp": .., "fn": ..}`` (None: returned as is). Where
+    :func:`settle_estimate` finds the interval too wide for the run's decision, or the check
+    failed, the copy returned carries the budget as ``.audit`` and ends its ``.text`` with it;
+    else the estimate itself. ``log_production_scores`` applies it at the run's logged costs and
+    the report at its own, so equal costs give equal sentences.
+    """
+    import dataclasses
+    import logging
+
+    from mlflow_imbalance.core.validation import check_costs
+
+    pair = check_costs(costs)
+    if pair is None:
+        return estimate
+    from mlflow_imbalance.core.production import ScoreCounts
+
+    if not isinstance(production, ScoreCounts):
+        production = ScoreCounts.from_scores(production)
+    try:
+        advice = settle_estimate(
+            counts, production, estimate.estimate, estimate.low, estimate.high, pair[0],
+            pair[1], check_passed=estimate.check_passed, confidence=estimate.confidence,
+        )  # fmt: skip
+    except Exception:  # advice only: the estimate stands without it
+        logging.getLogger(__name__).warning("no audit advice for this estimate", exc_info=True)
+        return estimate
+    if advice is None or advice.labels is None:
+        return estimate
+    text = f"{estimate.text}. {advice.text[0].upper()}{advice.text[1:]}"
+    return dataclasses.replace(estimate, audit=advice, text=text)

@@ -367,7 +367,7 @@ def _estimate(
     from mlflow_imbalance.stats.prevalence import estimate_prevalence
 
     try:
-        est = estimate_prevalence(counts, sc, confidence=confidence, method=method, costs=costs)
+        est = estimate_prevalence(counts, sc, confidence=confidence, method=method)
     except InsufficientDataError as exc:
         warnings.warn(
             f"mlflow-imbalance: no prevalence estimate for this batch ({exc}); its counts are "
@@ -380,6 +380,10 @@ def _estimate(
         raise ValueError(
             f"{exc} (nothing was logged; estimate=False stores the counts without an estimate)"
         ) from None
+
+    from mlflow_imbalance.stats.robust import with_audit_advice
+
+    est = with_audit_advice(est, counts, sc, costs)
 
     def num(v: Any) -> float | None:
         return None if v is None or not math.isfinite(float(v)) else float(v)

@@ -81,10 +81,11 @@ def estimate_batches(
     """Every run's estimate of each of its production batches; failures one line each.
 
     With the report's ``costs`` each estimate carries its audit advice where it is wide or its
-    check fails (``estimate_prevalence(costs=)``), as the batch's own record does at the run's
-    logged costs: equal costs, equal sentences.
+    check fails (:func:`mlflow_imbalance.stats.robust.with_audit_advice`), as the batch's own
+    record does at the run's logged costs: equal costs, equal sentences.
     """
     from mlflow_imbalance.stats.prevalence import estimate_prevalence
+    from mlflow_imbalance.stats.robust import with_audit_advice
 
     out: list[BatchEstimate] = []
     failed: list[str] = []
@@ -94,7 +95,9 @@ def estimate_batches(
                 failed.append(f"{r.name}, batch {batch}: weighted test counts (no estimate)")
                 continue
             try:
-                est = estimate_prevalence(r.counts, sc, confidence=confidence, costs=costs)
+                est = with_audit_advice(
+                    estimate_prevalence(r.counts, sc, confidence=confidence), r.counts, sc, costs
+                )
             except Exception as exc:  # one run's batch cannot sink the report
                 logger.warning("no prevalence estimate for %r batch %r", r.name, batch, exc_info=1)
                 failed.append(f"{r.name}, batch {batch}: {type(exc).__name__}: {exc}")
