@@ -703,7 +703,7 @@ def assert_first_screen(path: Path, browser: Chromium) -> dict[int, bytes]:
 
 
 def test_quick_start_report_reads_in_a_minute_and_agrees_with_its_verdict(
-    quickstart_run, browser
+    quickstart_run, browser, request
 ) -> None:
     """The README's quick start, run as a user runs it: its report has at most 150 words before
     the first chart (visible text; collapsed details do not count), and no callout contradicts
@@ -720,6 +720,8 @@ def test_quick_start_report_reads_in_a_minute_and_agrees_with_its_verdict(
     html = path.read_text(encoding="utf-8")
     import mlflow
 
+    before = mlflow.get_tracking_uri()
+    request.addfinalizer(lambda: mlflow.set_tracking_uri(before))  # no global left behind
     mlflow.set_tracking_uri(quickstart_run.tracking_uri)
     exp = ["mlflow-imbalance-quickstart"]
     runs = mlflow.search_runs(experiment_names=exp, output_format="list")
