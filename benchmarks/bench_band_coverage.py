@@ -480,7 +480,7 @@ def verdict_level(r: int, b: int) -> None:
 
     from mlflow_imbalance.report.analysis import verdict
     from mlflow_imbalance.report.analysis._common import APART_KEYS, intervals_apart
-    from mlflow_imbalance.report.analysis.intervals import BOOT_POINTS_REST, _Uncertainty
+    from mlflow_imbalance.report.analysis.intervals import _Uncertainty
     from mlflow_imbalance.report.build import _stable_seed
     from mlflow_imbalance.report.options import _options
     from mlflow_imbalance.stats.bootstrap import (
@@ -524,7 +524,7 @@ def verdict_level(r: int, b: int) -> None:
                 ci = {}
                 for run in runs:
                     ci[run.name] = unc.bootstrap(run.name, run.counts, etas, grid, None, full=False)
-                    for kind, pts in (("boot", BOOTSTRAP_POINTS), ("bayes", BOOT_POINTS_REST)):
+                    for kind, pts in (("boot", BOOTSTRAP_POINTS), ("bayes", 40)):
                         th = thin_for_bootstrap(run.counts, pts).counts
                         st = {k: metric_statistic(th, k, etas) for k in keys[:3]}
                         st["cost"] = min_cost_statistic(th, etas, 1.0, 1.0)

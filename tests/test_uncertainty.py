@@ -1036,6 +1036,46 @@ def test_headline_intervals_match_a_direct_bayesian_bootstrap(points):
         )
 
 
+def test_headline_intervals_extra_statistics_share_its_draws():
+    """``extra`` statistics are evaluated on the intervals' own draws (the report's bands,
+    ROC floor and live cost limits): the intervals do not change, and the extra draws are a
+    direct Bayesian count bootstrap of the thinned counts with the same seed."""
+    from mlflow_imbalance.stats.bootstrap import (
+        bayesian_statistics,
+        metric_statistic,
+        min_cost_statistic,
+        roc_statistic,
+    )
+
+    y, s = _scored(n=3000, prevalence=0.05, seed=8)
+    c = RocCounts.from_scores(y, s)
+    etas = np.array([c.prevalence, 1e-3])
+    kw = {"n_boot": 150, "seed": 5, "points": 30, "costs": (1.0, 40.0)}
+    plain = u.headline_intervals(c, etas, **kw)
+    thin = u.thin_for_bootstrap(c, 30).counts
+    assert thin.n_thresholds < c.n_thresholds  # thinned: the extra statistics are on `thin`
+    extra = {
+        "band:max_f1": metric_statistic(thin, "max_f1", np.geomspace(1e-4, 0.3, 7)),
+        "roc": roc_statistic(thin),
+        "live:cost": min_cost_statistic(thin, [1e-4, 1e-2], 1.0, 40.0),
+    }
+    base = ("band:max_f1", "live:cost")
+    more = u.headline_intervals(c, etas, **kw, extra=extra, extra_base_for=base)
+    assert more.info == plain.info
+    for key, iv in plain.intervals.items():
+        np.testing.assert_array_equal(more.intervals[key], iv)
+    for key, draws in plain.draws.items():  # the intervals' own draws, unchanged
+        np.testing.assert_array_equal(more.draws[key], draws)
+    ref = bayesian_statistics(thin, extra, 150, np.random.default_rng(5), base_for=base)
+    assert set(ref) <= set(more.draws)
+    for key, draws in ref.items():
+        np.testing.assert_array_equal(more.draws[key], draws)
+    with pytest.raises(ValueError, match="extra"):
+        u.headline_intervals(c, etas, **kw, extra={"ap": extra["roc"]})
+    with pytest.raises(ValueError, match="extra_base_for"):
+        u.headline_intervals(c, etas, **kw, extra=extra, extra_base_for=("nope",))
+
+
 def test_prevalence_band_default_is_the_bayesian_credible_band(small_counts):
     _, _, c = small_counts
     eta = np.logspace(-4, -0.5, 25)

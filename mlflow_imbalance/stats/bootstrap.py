@@ -370,7 +370,19 @@ def min_cost_statistic(
         b = tp.shape[0]
         t = np.concatenate([np.zeros((b, 1)), tp / n_pos, np.ones((b, 1))], axis=1)
         f = np.concatenate([np.zeros((b, 1)), fp / n_neg, np.ones((b, 1))], axis=1)
-        return np.column_stack([np.min(f * (1 - e) * cfp + (1 - t) * e * cfn, axis=1) for e in eta])
+        # f (1 - e) C_FP + (1 - t) e C_FN per eta, the same operations in the same order, into
+        # two buffers (1 - t formed once): no temporaries per eta
+        miss = 1 - t
+        cost, part = np.empty_like(f), np.empty_like(f)
+        out = np.empty((b, eta.size))
+        for i, e in enumerate(eta):
+            np.multiply(f, 1 - e, out=cost)
+            cost *= cfp
+            np.multiply(miss, e, out=part)
+            part *= cfn
+            cost += part
+            np.min(cost, axis=1, out=out[:, i])
+        return out
 
     return Statistic("min_cost", eta, "prevalence", fn)
 

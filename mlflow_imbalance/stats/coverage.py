@@ -8,6 +8,7 @@ where the measured coverage on each side of it is printed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -67,7 +68,13 @@ def rule_inputs(counts: RocCounts, prevalences: Any) -> dict[str, np.ndarray]:
     return {"tp": tp[k], "fp": fp[k]}
 
 
-def undercovers(counts: RocCounts, metric: str, prevalences: Any) -> np.ndarray:
+def undercovers(
+    counts: RocCounts,
+    metric: str,
+    prevalences: Any,
+    *,
+    inputs: Mapping[str, np.ndarray] | None = None,
+) -> np.ndarray:
     """Is ``metric``'s interval / band at each prevalence in the measured under-covering regime?
 
     With ``tp``, ``fp`` the test positives and negatives at or above the threshold that
@@ -79,12 +86,14 @@ def undercovers(counts: RocCounts, metric: str, prevalences: Any) -> np.ndarray:
       extrapolates beyond the top scores seen).
 
     Other metrics and weighted counts (no intervals): all False. Vectorised over
-    ``prevalences``; returns a bool array of the same length.
+    ``prevalences``; returns a bool array of the same length. ``inputs``:
+    ``rule_inputs(counts, prevalences)`` when the caller has them (they do not depend on the
+    metric: one call serves all three).
     """
     eta = np.atleast_1d(np.asarray(prevalences, dtype=float))
     if metric not in MEASURED or counts.weighted:
         return np.zeros(eta.size, dtype=bool)
-    inp = rule_inputs(counts, eta)
+    inp = rule_inputs(counts, eta) if inputs is None else inputs
     if metric == "max_f1":
         return (inp["tp"] < RULE_F1_MAX_TP) & (eta * counts.n_neg < RULE_F1_MAX_EXPECTED)
     return (inp["tp"] < RULE_AP_MAX_TP) & (inp["fp"] >= RULE_AP_MIN_FP)

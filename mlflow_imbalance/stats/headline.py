@@ -13,8 +13,8 @@ ROC-AUC's headline interval is DeLong's (:func:`mlflow_imbalance.stats.auc.roc_a
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -26,6 +26,7 @@ from mlflow_imbalance.core.validation import check_costs, check_prevalence
 from mlflow_imbalance.stats._checks import _check_confidence, _plain
 from mlflow_imbalance.stats.bands import MIN_FP_SUPPORT, Band, band_from_replicates
 from mlflow_imbalance.stats.bootstrap import (
+    Statistic,
     _check_bootstrappable,
     bayesian_statistics,
     bootstrap_statistics,
@@ -178,11 +179,16 @@ class HeadlineIntervals:
         info: the record (``n_boot``, ``seed``, ``confidence``, ``interval``,
             ``n_thresholds``, ``thinned_to``, ``max_tpr_error``, ``max_fpr_error``,
             ``max_estimate_shift``, ``kernel_max_error``, ``min_support``), JSON-ready.
+        draws: every statistic on the draws behind the intervals, ``{name: (B, G)}``: the
+            intervals' own (``"ap"``, ``"pr_auc"``, ``"max_f1"``, ``"max_f1:base"``, and with
+            costs ``"cost"``, ``"cost:base"``, ``"cost:chosen"``; their columns are
+            ``prevalences``) and those of ``extra`` (see :func:`headline_intervals`).
     """
 
     prevalences: np.ndarray
     intervals: dict[str, np.ndarray]
     info: dict[str, Any]
+    draws: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def method(self) -> str:
@@ -233,6 +239,8 @@ def headline_intervals(
     points: int = BOOTSTRAP_POINTS,
     construction: str = "bayesian",
     costs: tuple[float, float] | Mapping[str, float] | None = None,
+    extra: Mapping[str, Statistic] | None = None,
+    extra_base_for: Collection[str] = (),
 ) -> HeadlineIntervals:
     """Percentile intervals of AP, PR-AUC and max-F1 at each prevalence, one shared bootstrap.
 
@@ -266,6 +274,12 @@ def headline_intervals(
     (``report/analysis/intervals.py``, ``_Uncertainty.table_intervals``) with its own B, seed,
     confidence and costs: the same numbers as the hook's whenever those are the logged ones.
 
+    ``extra`` statistics (built on ``thin_for_bootstrap(counts, points).counts``) are evaluated
+    on the same draws and returned in :attr:`HeadlineIntervals.draws`, so a caller that needs
+    more of these draws (the report: its bands against η, the ROC band's low-FPR floor, the
+    live verdict's cost limits) does not draw a second set. The draws do not depend on which
+    statistics are evaluated on them, so the intervals are the same with or without ``extra``.
+
     Args:
         counts: unweighted counts.
         prevalences: the prevalences (1-d).
@@ -282,6 +296,10 @@ def headline_intervals(
             them), positive: adds ``intervals["cost"]`` (``exact["cost"]`` may
             give the exact lowest costs; computed here when absent). Only with
             ``construction="bayesian"``.
+        extra: more statistics of the thinned counts, ``{name: Statistic}``, on the same
+            draws (names must differ from the intervals' own).
+        extra_base_for: names of ``extra`` also evaluated without the pseudo-negative
+            (``"<name>:base"``, as ``max_f1:base``; Bayesian construction only).
 
     Returns:
         :class:`HeadlineIntervals`.
@@ -306,12 +324,22 @@ def headline_intervals(
     if cost is not None:  # a statistic more on the same draws: the others do not change
         stat["cost"] = min_cost_statistic(thin, etas, *cost)
         stat["cost:chosen"] = chosen_cost_statistic(thin, etas, *cost)
+    base_for = ("max_f1",) if cost is None else ("max_f1", "cost")
+    more, more_base = dict(extra or {}), tuple(extra_base_for)
+    taken = {*stat, *(f"{k}:base" for k in base_for)} & {*more, *(f"{k}:base" for k in more_base)}
+    if taken:
+        raise ValueError(f"extra: names the intervals' own draws use: {sorted(taken)}")
+    if not set(more_base) <= set(more):
+        raise ValueError(f"extra_base_for: not in extra: {sorted(set(more_base) - set(more))}")
+    if more_base and not bayes:
+        raise ValueError("extra_base_for: only with construction='bayesian'")
     rng = np.random.default_rng(seed)
     if bayes:
-        base_for = ("max_f1",) if cost is None else ("max_f1", "cost")
-        reps = bayesian_statistics(thin, stat, n_boot, rng, base_for=base_for)
+        reps = bayesian_statistics(
+            thin, {**stat, **more}, n_boot, rng, base_for=(*base_for, *more_base)
+        )
     else:
-        reps = bootstrap_statistics(thin, stat, n_boot, rng)
+        reps = bootstrap_statistics(thin, {**stat, **more}, n_boot, rng)
     out: dict[str, np.ndarray] = {}
     shift = kernel = 0.0
     for key in HEADLINE_METRICS:
@@ -364,4 +392,4 @@ def headline_intervals(
     }
     if cost is not None:
         info["costs"] = {"fp": cost[0], "fn": cost[1]}
-    return HeadlineIntervals(etas, out, info)
+    return HeadlineIntervals(etas, out, info, reps)

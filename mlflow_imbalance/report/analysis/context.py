@@ -38,6 +38,7 @@ from mlflow_imbalance.report.analysis.deployment import (
     pick,
     shown_eta,
 )
+from mlflow_imbalance.report.analysis.draws import live_cost_grid
 from mlflow_imbalance.report.analysis.flips import (
     decision_rows,
     metric_flips,
@@ -154,7 +155,7 @@ def build_context(
                 notify,
             ),
         )  # fmt: skip
-        _live_rules(charts["data"], fr, point)
+        _live_rules(charts["data"], fr, point, unc)
         swatch = {**dict.fromkeys(fr.names, "#8c959f"), **charts["swatch"]}
         charts = {**charts, "swatch": swatch}  # a run left out of the charts keeps a grey key
     with timer.stage("tables"):
@@ -293,26 +294,22 @@ def _deployment_stage(runs: Sequence[Any], opts: Any) -> tuple[Deployment, Any]:
     return dep, replace(opts, prevalences=(*first, *rest), decide_ranges=ranges)
 
 
-#: Prevalences (log-spaced over the report's range) at which each judged run embeds the upper
-#: limit of its lowest expected cost for the live verdict's "beats flagging nothing" rule.
-LIVE_COST_POINTS = 24
-
-
-def _live_rules(data: dict, fr: _Frame, point: Mapping[str, Any]) -> None:
+def _live_rules(data: dict, fr: _Frame, point: Mapping[str, Any], unc: _Uncertainty) -> None:
     """What the live verdict needs to apply the printed verdict's rules at any η.
 
     Each run gets ``judged`` (runs too small to be judged never win); with costs and replicates
     each judged leading run (the runs drawn, :data:`~.charts.MAX_LEAD` at most) gets
     ``cost_hi``: the upper limit of its lowest expected cost on a log grid
-    (:func:`mlflow_imbalance.stats.robust.lowest_cost_limits`, the tables' seed) and, at the
-    chosen prevalences, exactly the tables' limit the printed verdict used. A run outside the
-    leading ones has no limits in the page, and the live verdict keeps its decision there.
+    (:func:`mlflow_imbalance.stats.robust.lowest_cost_limits`, the tables' seed, from the
+    tables' draws: :meth:`_Uncertainty.live_cost_limits`) and, at the chosen prevalences,
+    exactly the tables' limit the printed verdict used. A run outside the leading ones has no
+    limits in the page, and the live verdict keeps its decision there.
     """
     from mlflow_imbalance.report.analysis.robust import not_judged_reason
     from mlflow_imbalance.stats.robust import lowest_cost_limits
 
     opts = fr.opts
-    grid = np.geomspace(fr.grid[0], fr.grid[-1], LIVE_COST_POINTS)
+    grid = live_cost_grid(fr.grid)
     by_name = {r.name: r for r in fr.runs}
     for item in data.get("runs", []):
         r = by_name.get(item["name"])
@@ -323,11 +320,14 @@ def _live_rules(data: dict, fr: _Frame, point: Mapping[str, Any]) -> None:
             continue  # runs beyond the leading ones are not checked live (one bootstrap each)
         if r.counts.weighted:
             continue
-        seed = opts.seed  # the tables' draws (headline_intervals): the same limit at each η
-        _, hi = lowest_cost_limits(
-            r.counts, grid, opts.cost_fp, opts.cost_fn, n_boot=opts.n_bootstrap, seed=seed,
-            confidence=opts.confidence,
-        )  # fmt: skip
+        drawn = unc.live_cost_limits(r.name)  # the tables' draws, evaluated with theirs
+        if drawn is not None and np.array_equal(drawn[0], grid):
+            hi = drawn[2]
+        else:  # the same draws again (the tables' seed: headline_intervals)
+            _, hi = lowest_cost_limits(
+                r.counts, grid, opts.cost_fp, opts.cost_fn, n_boot=opts.n_bootstrap,
+                seed=opts.seed, confidence=opts.confidence,
+            )  # fmt: skip
         exact = {}
         boot = point[r.name].get("boot", {})
         for j, eta in enumerate(fr.chosen):

@@ -19,6 +19,7 @@ from mlflow_imbalance.report.analysis._common import (
     cost_point,
     too_small_to_test,
 )
+from mlflow_imbalance.report.analysis.draws import draw_statistics, live_cost_grid, live_limits
 from mlflow_imbalance.report.analysis.methods_section import (
     bootstrap_rows,
     comparison_row,
@@ -30,20 +31,21 @@ from mlflow_imbalance.report.analysis.methods_section import (
 from mlflow_imbalance.report.analysis.paired import SharedReplicates
 from mlflow_imbalance.stats.auc import roc_auc_interval
 from mlflow_imbalance.stats.bands import (
-    _seed_entropy,
     band_from_replicates,
     p3_band,
     pr_band_from_roc,
 )
 from mlflow_imbalance.stats.bootstrap import (
-    bayesian_statistics,
     bootstrap_counts,
     bootstrap_statistics,
     metric_statistic,
-    min_cost_statistic,
-    roc_statistic,
 )
-from mlflow_imbalance.stats.coverage import undercover_caption, undercover_text, undercovers
+from mlflow_imbalance.stats.coverage import (
+    rule_inputs,
+    undercover_caption,
+    undercover_text,
+    undercovers,
+)
 from mlflow_imbalance.stats.decision import (
     CandidateLimits,
     candidate_limits,
@@ -66,13 +68,9 @@ logger = logging.getLogger(__name__)
 # ---------------------------------------------------------------------------------- uncertainty
 #: Thresholds kept (per log-aware bin family) in the counts that the bootstrap resamples
 #: (:func:`uncertainty.thin_for_bootstrap`; the logging hook uses the same
-#: :data:`~mlflow_imbalance.stats.headline.BOOTSTRAP_POINTS`, chosen by measurement).
+#: :data:`~mlflow_imbalance.stats.headline.BOOTSTRAP_POINTS`, chosen by measurement): every
+#: run's Bayesian draws are the hook's, on these counts.
 BOOT_POINTS = BOOTSTRAP_POINTS
-#: The same for runs outside the leading ones (not drawn, not compared pairwise): only their
-#: table intervals and verdict replicates come from the bootstrap, which estimates the spread
-#: (at 40 points per axis as wide as on the full counts, within Monte Carlo error: see
-#: ``benchmarks/bench_thinning.py``).
-BOOT_POINTS_REST = 40
 #: Prevalences of the Bayesian bands drawn in the metric-vs-η figures and of the flip tests (a
 #: subset of the report's η grid, log-spaced; the curves are smooth in log η, so the band is
 #: drawn there and the browser interpolates in log η).
@@ -104,13 +102,15 @@ class _Uncertainty:
     at small η keeps its resolution) -- the same thinning as the logging hook's headline
     intervals: the draws then estimate the *spread*, and every band and interval is
     re-centred (:func:`uncertainty.recentre`, logit scale) on the exact estimate from the full
-    counts. AP, PR-AUC and max-F1 (table intervals, bands against η, flip tests) and minimum
-    cost come from ONE set of Bayesian count-bootstrap draws per run -- the construction of
-    :func:`uncertainty.prevalence_band` and of the hook's headline intervals, given at every η
-    (stretches in a measured under-covering regime are marked, :mod:`stats.coverage`); the ROC band
-    keeps its count-bootstrap sup-t construction (:func:`uncertainty.roc_band`). Measured
-    (``benchmarks/bench_report.py``, B = 1000): 20 runs of 10^6 scores 4.8 s CPU for the whole
-    report, 100 runs of 10^5 9.4 s (docs/architecture.md). ROC-AUC intervals are DeLong's
+    counts. AP, PR-AUC and max-F1 (table intervals, bands against η, the tests' variances),
+    minimum cost (table intervals, the live verdict's limits) and the ROC band's low-FPR floor
+    come from ONE set of Bayesian count-bootstrap draws per run -- the logging hook's draws
+    (:func:`~mlflow_imbalance.stats.headline.headline_intervals`, seeded by the report's seed),
+    the construction of :func:`uncertainty.prevalence_band`, given at every η (stretches in a
+    measured under-covering regime are marked, :mod:`stats.coverage`); the ROC band keeps its
+    count-bootstrap sup-t construction (:func:`uncertainty.roc_band`), whose replicates also
+    serve the flip tests and the tests' variances. Measured (``benchmarks/bench_report.py``,
+    B = 1000; docs/architecture.md). ROC-AUC intervals are DeLong's
     (:func:`uncertainty.roc_auc_interval`): exact from the counts, no bootstrap needed.
     """
 
@@ -125,8 +125,10 @@ class _Uncertainty:
         self.n_sig = 0
         self.untested = 0
         self.thin_shift = 0.0
-        self.n_rest = 0
         self.kernel_error = 0.0
+        #: per leading run (with costs), ``(prevalences, low, high)`` of its lowest expected
+        #: cost on :func:`live_cost_grid`, from its draws (:meth:`live_cost_limits`)
+        self._live_cost: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.replicates: dict[str, dict[str, tuple]] = {}
         self._flip_source: dict[str, tuple[RocCounts, np.ndarray, np.ndarray]] = {}
         self.roc_bands: dict[str, Any] = {}
@@ -151,15 +153,8 @@ class _Uncertainty:
         return (
             f"each run's counts are thinned to ≈{BOOT_POINTS} thresholds per axis (TPR, TPR+FPR "
             f"and log FPR: between kept thresholds TPR moves < 1/{BOOT_POINTS}, FPR < "
-            f"2/{BOOT_POINTS} and log10 FPR < 1/{BOOT_POINTS} of its range) before resampling"
-            + (
-                f" (≈{BOOT_POINTS_REST} for the {self.n_rest} runs outside the leading ones, "
-                "whose test variances only need the spread; every run's table intervals are "
-                f"drawn at ≈{BOOT_POINTS}, as the logging hook's)"
-                if self.n_rest
-                else ""
-            )
-            + "; "
+            f"2/{BOOT_POINTS} and log10 FPR < 1/{BOOT_POINTS} of its range) before resampling, "
+            "as the logging hook's; "
             f"thinning moved the AP / PR-AUC / max-F1 estimates by at most "
             f"{_fmt_e(self.thin_shift)} (largest over runs and band η), and every band and "
             "interval is re-centred on the exact value from the full counts; the AP and PR-AUC "
@@ -291,22 +286,25 @@ class _Uncertainty:
     def bootstrap(
         self, name, c, etas, grid, sweep, full: bool = True
     ) -> dict[tuple, tuple[float, float]]:
-        """Table intervals, figure bands and flip-test draws from ONE Bayesian draw set.
+        """Table intervals, figure bands and the tests' variances from ONE Bayesian draw set.
 
-        One :func:`~mlflow_imbalance.stats.bootstrap.bayesian_statistics` call per run (seeded
-        per run; ``base_for=("max_f1",)``) feeds every statistic: AP / PR-AUC / max-F1 and
-        minimum cost at the table's prevalences (the variances of the verdict's and the tables'
-        tests: each run's draws independent of the other runs') and on the band grid
-        (simultaneous credible bands, exactly the construction of
-        :func:`~mlflow_imbalance.stats.prevalence_bands.prevalence_band`; the flip tests reuse
-        the same draws), and the ROC band's low-FPR floor. The intervals printed in the tables
-        and the verdict come from :meth:`table_intervals`: the logging hook's function and draw
-        stream, so they equal the run card's and ``summary.json``'s under the same settings. The ROC
-        band itself stays the count-bootstrap sup-t band of
-        :func:`~mlflow_imbalance.stats.bands.roc_band`. ROC-AUC gets DeLong's interval (also
-        without bootstrap; not for weighted counts). With ``full=False`` (runs not drawn and
-        not in the flip table) only the table's prevalences are drawn: their intervals and the
-        verdict's draws.
+        One :func:`~mlflow_imbalance.stats.headline.headline_intervals` call per run -- the
+        logging hook's function, draws and seed (:meth:`table_intervals`) -- gives the intervals
+        printed in the tables and the verdict (so they equal the run card's and
+        ``summary.json``'s under the same settings) and, on the same draws, every other
+        Bayesian statistic of the run: AP / PR-AUC / max-F1 at the table's prevalences (the
+        Bayesian half of the verdict's and the tables' test variances) and, when ``full``, on
+        the band grid (simultaneous credible bands, exactly the construction of
+        :func:`~mlflow_imbalance.stats.prevalence_bands.prevalence_band`), the ROC band's
+        low-FPR floor and, with costs, the live verdict's cost limits
+        (:meth:`live_cost_limits`). The draws of a run depend on its counts and the report's
+        B and seed only. The count-bootstrap replicates (the other half of the test variances;
+        when ``full`` also the ROC band's and the unpaired flip tests') come from the run's
+        own stream (``seed_for(seed, run, ...)``). The ROC band itself stays the count-bootstrap
+        sup-t band of :func:`~mlflow_imbalance.stats.bands.roc_band`. ROC-AUC gets DeLong's
+        interval (also without bootstrap; not for weighted counts). With ``full=False`` (runs
+        not drawn and not in the flip table) only the table's prevalences are drawn: their
+        intervals and the tests' variances.
         """
         out: dict[tuple, tuple[float, float]] = {}
         auc = roc_auc_interval(c, self.opts.confidence)  # DeLong: exact, nearly free
@@ -315,53 +313,68 @@ class _Uncertainty:
         b = self.opts.n_bootstrap
         if not b or c.weighted:  # weighted: point estimates only (one note for all runs)
             return out
-        thin = thin_for_bootstrap(c, BOOT_POINTS if full else BOOT_POINTS_REST).counts
-        self.n_rest += 0 if full else 1
+        thin = thin_for_bootstrap(c, BOOT_POINTS).counts  # the hook's (table_intervals')
         etas = np.asarray(etas, dtype=float)
         grid = np.asarray(grid, dtype=float)
         bidx = band_indices(grid.size)
         bgrid = grid[bidx]
-        # the tests' replicates: at BOOT_POINTS for every run (see _statistics)
-        thin_t = thin if full else thin_for_bootstrap(c, BOOT_POINTS).counts
-        stats, pt = _statistics(thin, thin_t, etas, bgrid, full, self.opts)
-        gen = self._seed(name, "shared")
+        live = live_cost_grid(grid) if full and self.opts.costs_given else None
+        extra, extra_base, tests_stat = draw_statistics(thin, etas, bgrid, live, full, self.opts)
         if full:
-            roc_reps, tests, gen = self._count_bootstrap(name, thin, stats["roc"], pt, b, gen)
-        draws = bayesian_statistics(thin, stats, b, gen, base_for=("max_f1",))
-        if not full:  # own replicates, from their own stream: the draws above stay as they were
-            tests = bootstrap_statistics(
-                thin_t, pt, min(b, REST_TEST_BOOTSTRAP), self._seed(name, "tests")
+            roc_reps, tests = self._count_bootstrap(
+                name, thin, extra["roc"], tests_stat, b, self._seed(name, "shared")
             )
-        ne = etas.size
-        table = self.table_intervals(c, etas)
+        else:
+            tests = bootstrap_statistics(
+                thin, tests_stat, min(b, REST_TEST_BOOTSTRAP), self._seed(name, "tests")
+            )
+        table = self.table_intervals(c, etas, extra=extra, extra_base_for=extra_base)
+        draws = table.draws
+        # the under-coverage rule's inputs, once for the three metrics
+        rule = rule_inputs(c, np.concatenate([etas, bgrid]) if full else etas)
+        rule_t = {k: v[: etas.size] for k, v in rule.items()}
+        rule_b = {k: v[etas.size :] for k, v in rule.items()}
         for key, _ in FLIP_METRICS:
-            st = stats[key]
-            self.kernel_error = max(self.kernel_error, st.max_error)
-            est_thin = st.estimate(thin)
-            out.update(self._table_intervals(name, c, key, table, draws, tests, etas))
+            out.update(self._table_intervals(name, c, key, table, tests, etas, rule_t))
             if full:
+                st = extra[f"band:{key}"]
+                self.kernel_error = max(self.kernel_error, st.max_error)
                 exact_b = np.asarray(sweep[key], dtype=float)[bidx]
-                self._figure_band(name, key, est_thin[ne:], draws, ne, bgrid, exact_b)
-                flag = undercovers(c, key, bgrid)
+                self._figure_band(
+                    name, key, st.estimate(thin), draws[f"band:{key}"],
+                    draws.get(f"band:{key}:base"), bgrid, exact_b,
+                )  # fmt: skip
+                flag = undercovers(c, key, bgrid, inputs=rule_b)
                 if flag.any():
                     self.undercover_bands[(key, name)] = bgrid[flag]
-        out.update(self._cost_intervals(name, c, table, draws, tests, etas))
+        out.update(self._cost_intervals(name, c, table, tests, etas))
         if full:
-            self._roc_pr_bands(name, c, thin, stats["roc"], draws["roc"], roc_reps)
+            self._roc_pr_bands(name, c, thin, extra["roc"], draws["roc"], roc_reps)
+        if live is not None:
+            self._live_cost[name] = live_limits(c, thin, live, extra["live:cost"], draws, self.opts)
         return out
+
+    def live_cost_limits(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """``(prevalences, low, high)`` of a leading run's lowest expected cost (live verdict).
+
+        :func:`~mlflow_imbalance.stats.robust.lowest_cost_limits` on :func:`live_cost_grid`
+        with the report's costs, B, seed and confidence, value for value, from the draws the
+        run's table intervals were made from (that function draws them again). None for a run
+        without them (not leading, no costs or replicates, weighted counts, or its intervals
+        failed).
+        """
+        return self._live_cost.get(name)
 
     def _count_bootstrap(
         self, name: str, thin: RocCounts, roc_stat: Any, pt: Mapping[str, Any], b: int, gen: Any
-    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.random.Generator]:
-        """``(ROC replicates, the tests' replicates by statistic, the Bayesian draws' generator)``.
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """``(ROC replicates, the tests' replicates by statistic)`` of one drawn run.
 
-        The ROC band's count-bootstrap replicates come first, then the Bayesian draws from the
-        generator derived exactly as uncertainty.roc_band derives its low-FPR floor's: the ROC
-        band equals roc_band(thin, seed=gen) bit for bit, and the draws feed the floor, the
-        metric bands and the table intervals at once. The first FLIP_BOOTSTRAP of the
-        count-bootstrap replicates also give the unpaired flip tests theirs (kept for
-        :meth:`flip_replicates`): the construction of flip_significance, whose level is measured
-        (median-centred Bayesian draws were not valid for this test: docs/statistics.md).
+        The ROC band's count-bootstrap replicates, which also give the tests' replicates; the
+        first FLIP_BOOTSTRAP of them also give the unpaired flip tests theirs (kept for
+        :meth:`flip_replicates`): the construction of flip_significance, whose level is
+        measured (median-centred Bayesian draws were not valid for this test:
+        docs/statistics.md).
         """
         roc_parts: list[np.ndarray] = []
         pt_parts: dict[str, list[np.ndarray]] = {key: [] for key in pt}
@@ -382,11 +395,16 @@ class _Uncertainty:
             np.concatenate([t for t, _ in kept], axis=0),
             np.concatenate([f for _, f in kept], axis=0),
         )
-        gen = np.random.default_rng(np.random.SeedSequence(_seed_entropy(gen)).spawn(1)[0])
         tests = {key: np.concatenate(v, axis=0) for key, v in pt_parts.items()}
-        return np.concatenate(roc_parts, axis=0), tests, gen
+        return np.concatenate(roc_parts, axis=0), tests
 
-    def table_intervals(self, c: RocCounts, etas: np.ndarray) -> HeadlineIntervals:
+    def table_intervals(
+        self,
+        c: RocCounts,
+        etas: np.ndarray,
+        extra: Mapping[str, Any] | None = None,
+        extra_base_for: tuple[str, ...] = (),
+    ) -> HeadlineIntervals:
         """A run's table intervals at ``etas``: the logging hook's construction and draws.
 
         :func:`~mlflow_imbalance.stats.headline.headline_intervals` -- the function behind the
@@ -400,52 +418,55 @@ class _Uncertainty:
         order, or whether the run is drawn), every η's interval is the same whichever other η
         are asked (pointwise: one draw set, a column per η), and a run logged with the same
         ``n_bootstrap``, seed, confidence and costs gets the card's numbers, to the digit.
-        The verdict's and the tables' tests take their variances from the run's own
-        independently seeded draws (:meth:`bootstrap`), not from these.
+        ``extra`` statistics of the thinned counts (:meth:`bootstrap`'s bands, ROC floor and
+        live cost limits) are evaluated on the same draws, which they do not change
+        (``HeadlineIntervals.draws``).
         """
         o = self.opts
         exact = {key: np.atleast_1d(_METRIC_FN[key](c, etas)) for key, _ in FLIP_METRICS}
         exact["cost"] = np.atleast_1d(cost_point(c, etas, o).cost)
         return headline_intervals(
             c, etas, exact=exact, n_boot=o.n_bootstrap, seed=o.seed, confidence=o.confidence,
-            points=BOOT_POINTS, costs=(o.cost_fp, o.cost_fn),
+            points=BOOT_POINTS, costs=(o.cost_fp, o.cost_fn), extra=extra,
+            extra_base_for=extra_base_for,
         )  # fmt: skip
 
     def _table_intervals(
-        self, name, c, key, table, draws, tests, etas
+        self, name, c, key, table, tests, etas, rule
     ) -> dict[tuple, tuple[float, float]]:
         """``{(key, j): (low, high)}``: the run's :meth:`table_intervals` of ``key``.
 
-        Also records the run's exact values and the variance of its estimate (from its own
-        draws ``draws`` and replicates ``tests``) for the verdict's and the tables' tests
-        (``point_reps``), and the measured under-coverage flags.
+        Also records the run's exact values and the variance of its estimate (the larger of
+        its count-bootstrap replicates' ``tests`` and its Bayesian draws', the table's) for the
+        verdict's and the tables' tests (``point_reps``), and the measured under-coverage flags
+        (``rule``: the rule's inputs at ``etas``).
         """
         ne = etas.size
-        r = draws[key][:, :ne]
         exact = np.atleast_1d(_METRIC_FN[key](c, etas)).astype(float)
         low, high = table.intervals[key].T
         self.point_reps.setdefault(name, {})[key] = (
             exact,
-            np.maximum(np.var(tests[key], axis=0, ddof=1), np.var(r, axis=0, ddof=1)),
+            np.maximum(
+                np.var(tests[key], axis=0, ddof=1), np.var(table.draws[key], axis=0, ddof=1)
+            ),
         )
         out: dict[tuple, Any] = {(key, j): (float(low[j]), float(high[j])) for j in range(ne)}
-        for j in np.flatnonzero(undercovers(c, key, etas)):
+        for j in np.flatnonzero(undercovers(c, key, etas, inputs=rule)):
             why = undercover_text(c, key, float(etas[j]))
             self.undercover[(name, key, int(j))] = why
             out[("undercovers", key, int(j))] = why
         return out
 
-    def _figure_band(self, name, key, est_thin, draws, ne, bgrid, exact_b) -> None:
+    def _figure_band(self, name, key, est_thin, draws, base, bgrid, exact_b) -> None:
         """Store the simultaneous credible band of ``key`` over the band grid (the figures').
 
-        The band of prevalence_band (from the draws' columns after the first ``ne``, the
-        table's), re-centred on the exact curve ``exact_b``; also records how far thinning
-        moved the estimate, and the run's exact curve for the flip tests.
+        The band of prevalence_band from the draws ``draws`` (``base``: the same without the
+        pseudo-negative, max-F1's) on the band grid, re-centred on the exact curve ``exact_b``;
+        also records how far thinning moved the estimate, and the run's exact curve for the
+        flip tests.
         """
-        base = draws.get(f"{key}:base")
         band = band_from_draws(
-            est_thin, draws[key][:, ne:], bgrid, metric=key,
-            base=None if base is None else base[:, ne:], confidence=self.opts.confidence,
+            est_thin, draws, bgrid, metric=key, base=base, confidence=self.opts.confidence,
             seed=self.opts.seed,
         )  # fmt: skip
         low, high = recentre(band, exact_b)
@@ -455,9 +476,7 @@ class _Uncertainty:
         self.thin_shift = max(self.thin_shift, float(np.max(np.abs(shift))))
         self.replicates.setdefault(name, {})[key] = (bgrid, exact_b, None)
 
-    def _cost_intervals(
-        self, name, c, table, draws, tests, etas
-    ) -> dict[tuple, tuple[float, float]]:
+    def _cost_intervals(self, name, c, table, tests, etas) -> dict[tuple, tuple[float, float]]:
         """``{("cost", j): (low, high)}``: the minimum expected cost's intervals at the table's η.
 
         The run's :meth:`table_intervals` (the lowest cost over thresholds is biased down,
@@ -468,7 +487,7 @@ class _Uncertainty:
         exact = np.atleast_1d(cost_point(c, etas, self.opts).cost)
         lo_v, hi_v = table.intervals["cost"].T
         var = np.maximum(
-            np.var(tests["cost"], axis=0, ddof=1), np.var(draws["cost"], axis=0, ddof=1)
+            np.var(tests["cost"], axis=0, ddof=1), np.var(table.draws["cost"], axis=0, ddof=1)
         )
         self.point_reps.setdefault(name, {})["cost"] = (exact, var)
         return {("cost", j): (float(lo_v[j]), float(hi_v[j])) for j in range(etas.size)}
@@ -689,35 +708,6 @@ class _Uncertainty:
             note="unpaired: each run's own count-bootstrap replicates; conservative for "
             "positively correlated scores",
         )
-
-
-def _statistics(
-    thin: RocCounts, thin_t: RocCounts, etas: np.ndarray, bgrid: np.ndarray, full: bool, opts: Any
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(statistics of the Bayesian draws, statistics of the tests' replicates)`` of one run.
-
-    The draws': AP / PR-AUC / max-F1 on ``thin`` at the table's η (and on the band grid
-    ``bgrid`` when ``full``), minimum cost and, when ``full``, the ROC curve (the table's
-    intervals themselves come from :meth:`_Uncertainty.table_intervals`). The tests': the
-    same metrics and minimum cost on ``thin_t`` at the table's η, for the verdict's and the
-    tables' unpaired tests, where each run's variance is the larger of its count-bootstrap
-    replicates' and its Bayesian draws'. At η = 1e-4 the
-    draws' s.d. averages ~0.7x the estimator's (false alarms 0.10-0.24 on them alone); the
-    replicates' is right on average but small exactly in test sets whose top scores hold no
-    negative, which no replicate can add (up to 0.094 on them alone); the larger of the two:
-    <= 0.060 in every null cell (bench_band_coverage.py --verdict). A run outside the leading
-    ones is thinned to BOOT_POINTS for its replicates too (at 40 points their s.d. fell to
-    ~0.9x the estimator's at η = 1e-4, 1,000 / 100,000).
-    """
-    ev = np.concatenate([etas, bgrid]) if full else etas
-    cfp, cfn = opts.cost_fp, opts.cost_fn
-    stats: dict[str, Any] = {key: metric_statistic(thin, key, ev) for key, _ in FLIP_METRICS}
-    stats["cost"] = min_cost_statistic(thin, etas, cfp, cfn)
-    pt: dict[str, Any] = {key: metric_statistic(thin_t, key, etas) for key, _ in FLIP_METRICS}
-    pt["cost"] = stats["cost"] if full else min_cost_statistic(thin_t, etas, cfp, cfn)
-    if full:
-        stats["roc"] = roc_statistic(thin)
-    return stats, pt
 
 
 def _nearest_first(flips: Any, anchors: Any) -> list[tuple[str, str, str]]:

@@ -56,7 +56,7 @@ def bootstrap_rows(opts: Any, conf: str, resolution: str) -> list[dict[str, str]
             "(seeded by the report's seed alone, so a run's intervals do not depend on the "
             "other runs): the run card's and summary.json's intervals to the digit when the "
             "run was logged with the same replicates, seed, confidence and costs. "
-            f"Figures: {conf} simultaneous credible "
+            f"Figures: on the same draws, {conf} simultaneous credible "
             f"bands over η ({MEASURED_COVERAGE['bands']}). Valid at every η of the "
             "range: no interval is withheld.",
         },
