@@ -378,14 +378,12 @@ def lowest_cost_limits(
     decision, ``min(η · C_FN, (1 − η) · C_FP)``: both are available whatever the data, so the
     lowest cost never exceeds it.
     """
-    from mlflow_imbalance.core.curves import optimal_operating_point
     from mlflow_imbalance.stats.bootstrap import (
         bayesian_statistics,
         chosen_cost_statistic,
         min_cost_statistic,
     )
     from mlflow_imbalance.stats.headline import thin_for_bootstrap
-    from mlflow_imbalance.stats.posterior import min_cost_interval
 
     etas = np.atleast_1d(np.asarray(prevalences, dtype=float))
     cfp, cfn = check_cost(cost_fp, "cost_fp"), check_cost(cost_fn, "cost_fn")
@@ -395,12 +393,35 @@ def lowest_cost_limits(
         "cost:chosen": chosen_cost_statistic(thin, etas, cfp, cfn),
     }
     reps = bayesian_statistics(thin, stat, n_boot, np.random.default_rng(seed), base_for=("cost",))
-    exact = np.atleast_1d(optimal_operating_point(counts, etas, cfp, cfn).cost)
-    low, high = min_cost_interval(
-        reps["cost"], reps["cost:base"], stat["cost"].estimate(thin), exact, confidence,
-        chosen=reps["cost:chosen"],
+    return cost_limits_from_draws(
+        counts, etas, cfp, cfn, reps["cost"], reps["cost:base"], reps["cost:chosen"],
+        stat["cost"].estimate(thin), confidence,
     )  # fmt: skip
-    cap = np.minimum(etas * cfn, (1.0 - etas) * cfp)
+
+
+def cost_limits_from_draws(
+    counts: RocCounts,
+    etas: np.ndarray,
+    cost_fp: float,
+    cost_fn: float,
+    draws: np.ndarray,
+    base: np.ndarray,
+    chosen: np.ndarray,
+    estimate: np.ndarray,
+    confidence: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The lowest-cost limits of :func:`lowest_cost_limits` from its draws, wherever they were made.
+
+    :func:`~mlflow_imbalance.stats.posterior.min_cost_interval` around the exact lowest costs
+    of ``counts`` at ``etas``, each limit capped at the better trivial decision's cost. The
+    report's live verdict calls it on the draws its tables already made.
+    """
+    from mlflow_imbalance.core.curves import optimal_operating_point
+    from mlflow_imbalance.stats.posterior import min_cost_interval
+
+    exact = np.atleast_1d(optimal_operating_point(counts, etas, cost_fp, cost_fn).cost)
+    low, high = min_cost_interval(draws, base, estimate, exact, confidence, chosen=chosen)
+    cap = np.minimum(etas * cost_fn, (1.0 - etas) * cost_fp)
     return np.minimum(low, cap), np.minimum(high, cap)
 
 

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from mlflow_imbalance.core.counts import RocCounts
-from mlflow_imbalance.core.curves import optimal_operating_point
 from mlflow_imbalance.report.analysis._common import FLIP_METRICS
 from mlflow_imbalance.stats.bootstrap import (
     Statistic,
@@ -25,7 +24,6 @@ from mlflow_imbalance.stats.bootstrap import (
     min_cost_statistic,
     roc_statistic,
 )
-from mlflow_imbalance.stats.posterior import min_cost_interval
 
 #: Prevalences (log-spaced over the report's η range) at which the live verdict gets each
 #: judged leading run's upper cost limit (``_Uncertainty.live_cost_limits``).
@@ -122,11 +120,10 @@ def live_limits(
     Returns:
         ``(etas, low, high)``, capped at the cost of the better trivial decision.
     """
-    cfp, cfn = opts.cost_fp, opts.cost_fn
-    exact = np.atleast_1d(optimal_operating_point(c, etas, cfp, cfn).cost)
-    low, high = min_cost_interval(
-        draws["live:cost"], draws["live:cost:base"], stat.estimate(thin), exact,
-        opts.confidence, chosen=draws["live:cost:chosen"],
+    from mlflow_imbalance.stats.robust import cost_limits_from_draws
+
+    low, high = cost_limits_from_draws(
+        c, etas, opts.cost_fp, opts.cost_fn, draws["live:cost"], draws["live:cost:base"],
+        draws["live:cost:chosen"], stat.estimate(thin), opts.confidence,
     )  # fmt: skip
-    cap = np.minimum(etas * cfn, (1.0 - etas) * cfp)
-    return etas, np.minimum(low, cap), np.minimum(high, cap)
+    return etas, low, high
