@@ -22,7 +22,8 @@ replicates of each (model, condition, η): it does not depend on the budget).
 Usage: ``nice python benchmarks/bench_audit.py --reps 1000`` (``--reps 100`` for a quick run;
 ``--method`` picks the interval construction, ``--draws`` the joint draws per replicate;
 ``--precision-weight W`` the allocation's weight on precision, for the trade-off between
-precision's half-width and η's variance and coverage that docs/statistics.md measures).
+precision's half-width and η's variance and coverage that docs/statistics.md measures;
+``--focus precision`` plans every audit with ``design_audit(..., focus="precision")``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from mlflow_imbalance.core.production import ScoreCounts
 from mlflow_imbalance.stats._audit_draws import audit_kernel
 from mlflow_imbalance.stats.audit import (
     DEFAULT_METHOD,
+    FOCUSES,
     ROC_SHIFT_ALPHA,
     _guess_prevalence,
     design_audit,
@@ -87,7 +89,7 @@ def _score_counts(n_bin: np.ndarray) -> ScoreCounts:
     return ScoreCounts(EDGES[keep][::-1], np.cumsum(n_bin[keep][::-1]), int(n_bin.sum()))
 
 
-def run_cell(mu, shifts, eta, budgets, reps, rng, method, draws, lf_reps):
+def run_cell(mu, shifts, eta, budgets, reps, rng, method, draws, lf_reps, focus="balanced"):
     thr = _threshold(mu, eta)
     p_tp, p_tn = _probs(mu), _probs(0.0)
     p_pp, p_pn = _probs(mu + shifts[1]), _probs(shifts[0])
@@ -128,7 +130,7 @@ def run_cell(mu, shifts, eta, budgets, reps, rng, method, draws, lf_reps):
         y_pop = np.zeros((reps, hmax), dtype=np.int64)
         above = np.zeros((reps, hmax), dtype=bool)
         for r in range(reps):  # the design per replicate (the package's own planner)
-            d = design_audit(*runs[r], budget, thr, prevalence=guesses[r])
+            d = design_audit(*runs[r], budget, thr, prevalence=guesses[r], focus=focus)
             st = d.stratum_of(EDGES)
             h = d.n_strata
             big_n[r, :h] = d.n_cases
@@ -184,6 +186,8 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default="strong,weak")
     ap.add_argument("--conditions", default=",".join(CONDITIONS))
     ap.add_argument("--etas", default=",".join(map(str, ETAS)))
+    ap.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
+    ap.add_argument("--focus", default="balanced", choices=FOCUSES)
     ap.add_argument(
         "--precision-weight", type=float, default=None,
         help="the allocation's weight on precision's design effect (default: the package's)",
@@ -199,7 +203,7 @@ def main(argv=None) -> int:
         f"bench_audit: R = {args.reps} per cell, interval {args.method!r}, {args.draws} joint "
         f"draws; test {N_TEST_POS}/{N_TEST_NEG}, batch {N_PROD:,}; label-free coverage on "
         f"{args.lf_reps} replicates per (model, condition, η); shift level {ROC_SHIFT_ALPHA}; "
-        f"allocation weights (η, precision, recall) {_weights()}"
+        f"allocation weights (η, precision, recall) {_weights()}; focus {args.focus!r}"
     )
     head = (
         "model  cond     eta    n     E[pos] flag%  cov_eta cov_P cov_R  w_eta    w_P    "
@@ -211,8 +215,10 @@ def main(argv=None) -> int:
     for model in args.models.split(","):
         for cond in args.conditions.split(","):
             for eta in (float(e) for e in args.etas.split(",")):
-                rows, lf = run_cell(MODELS[model], CONDITIONS[cond], eta, BUDGETS, args.reps,
-                                    rng, args.method, args.draws, args.lf_reps)  # fmt: skip
+                budgets = [int(b) for b in args.budgets.split(",")]
+                rows, lf = run_cell(MODELS[model], CONDITIONS[cond], eta, budgets, args.reps,
+                                    rng, args.method, args.draws, args.lf_reps,
+                                    args.focus)  # fmt: skip
                 for r in rows:
                     print(f"{model:6s} {cond:8s} {eta:<6g} {r['budget']:<5d} {r['exp_pos']:6.1f} "
                           f"{100 * r['flag']:5.2f}  {r['cov_eta']:.3f}   {r['cov_p']:.3f} "

@@ -16,6 +16,9 @@ import mlflow_imbalance as mi
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.production import ScoreCounts
 from mlflow_imbalance.stats.audit import (
+    FOCUSES,
+    MIN_BELOW_SHARE,
+    PRECISION_FOCUS_HALF_WIDTH,
     audit_budget,
     design_audit,
     estimate_audit,
@@ -53,8 +56,9 @@ def counts() -> RocCounts:
     eta=st.sampled_from([1e-3, 0.01, 0.1, 0.4]),
     q=st.floats(0.02, 0.9),
     rounded=st.booleans(),
+    focus=st.sampled_from(FOCUSES),
 )
-def test_design_invariants(counts, seed, n, budget, eta, q, rounded):
+def test_design_invariants(counts, seed, n, budget, eta, q, rounded, focus):
     _, s = _batch(seed, n, eta)
     if rounded:
         s = np.round(s, 1)  # heavy ties
@@ -63,7 +67,8 @@ def test_design_invariants(counts, seed, n, budget, eta, q, rounded):
     flagged = int(sc.count_at_or_above(t))
     if flagged in (0, n) or budget > n:
         return
-    d = design_audit(counts, sc, budget, t)
+    d = design_audit(counts, sc, budget, t, focus=focus)
+    assert d.focus == focus
     assert d.threshold in d.cuts.tolist()
     assert np.all(np.diff(d.cuts) < 0)
     assert d.n_cases.sum() == n and np.all(d.n_cases >= 1)
@@ -91,7 +96,35 @@ def AuditDesign_roundtrip(d) -> bool:
         np.array_equal(back.cuts, d.cuts)
         and np.array_equal(back.allocation, d.allocation)
         and back.threshold == d.threshold
+        and back.focus == d.focus
     )
+
+
+def test_precision_focus_meets_its_half_width(counts):
+    """η = 0.01, about 1 % flagged: the balanced plan's precision is far wider than ±0.06 at 300
+    labels; the precision focus's realised half-width (the estimator's own intervals, 60
+    audits) is at most 0.06 (issue 39's target) and its intervals still cover precision and η.
+    """
+    y, s = _batch(21, 100_000, 0.01)
+    sc = ScoreCounts.from_scores(s)
+    t = float(np.quantile(s, 0.99))
+    bal = design_audit(counts, sc, 300, t)
+    d = design_audit(counts, sc, 300, t, focus="precision")
+    assert expected_half_widths(bal)["precision"] > 0.06
+    assert expected_half_widths(d)["precision"] <= PRECISION_FOCUS_HALF_WIDTH * 1.2
+    assert d.allocation[d.above].sum() > bal.allocation[bal.above].sum()
+    assert d.allocation[~d.above].sum() >= MIN_BELOW_SHARE * 300
+    assert np.all(d.inclusion_probability > 0)
+    truth_eta, truth_p = y.mean(), y[s >= t].mean()
+    hw, hit_p, hit_eta = [], 0, 0
+    for r in range(60):
+        idx, strata = sample_audit(d, s, seed=500 + r)
+        e = estimate_audit(d, strata, y[idx], n_draws=1000, seed=r)
+        hw.append((e.precision.high - e.precision.low) / 2)
+        hit_p += e.precision.low <= truth_p <= e.precision.high
+        hit_eta += e.prevalence.low <= truth_eta <= e.prevalence.high
+    assert np.median(hw) <= 0.06
+    assert hit_p >= 52 and hit_eta >= 52  # >= 0.87 of 60 (95 % intervals)
 
 
 def test_sample_depends_on_seed(counts):
@@ -224,6 +257,8 @@ def test_design_bad_input(counts):
         design_audit(counts, sc, 50, 100.0)
     with pytest.raises(ValueError, match="threshold must be a finite score"):
         design_audit(counts, sc, 50, float("nan"))
+    with pytest.raises(ValueError, match=r"focus must be one of .* got 'recall'"):
+        design_audit(counts, sc, 50, 1.0, focus="recall")
 
 
 # ---------------------------------------------------------------------------- storage
@@ -249,13 +284,15 @@ def _artifacts(client, run_id, path=None):
 
 def test_round_trip_across_a_fresh_load(tracking_uri):
     run_id, y, s = _logged(tracking_uri)
-    plan = mi.plan_audit(s, budget=120, batch="week-1", run_id=run_id, seed=3)
-    assert plan.budget == 120 and plan.threshold_rule.startswith("the run's lowest-expected")
+    plan = mi.plan_audit(s, budget=120, batch="week-1", run_id=run_id, seed=3, focus="precision")
+    assert plan.budget == 120 and plan.design.focus == "precision"
+    assert plan.threshold_rule.startswith("the run's lowest-expected")
     row = mi.load_summary(run_id)["headline"]["at_prevalence"][1]  # η = 0.02, as logged
     assert plan.threshold == row["min_cost"]["threshold"]
     # labels come back later, from "another process": only the run id and the batch are known
     again = tr_audit.load_audit_plan(run_id, "week-1")
     assert np.array_equal(again.indices, plan.indices) and again.threshold == plan.threshold
+    assert again.design.focus == "precision" and "focus='precision'" in repr(again)
     assert tr_audit.load_audit(run_id, "week-1") is None
     first = {int(i): int(y[i]) for i in again.indices[:50]}
     a1 = mi.log_audit_labels(first, batch="week-1", run_id=run_id)
@@ -302,6 +339,8 @@ def test_bad_input_stores_nothing(tracking_uri):
         mi.plan_audit(s, budget="300", batch="week-1", run_id=run_id)
     with pytest.raises(ValueError, match="seed must be"):
         mi.plan_audit(s, batch="week-1", run_id=run_id, seed=-1)
+    with pytest.raises(ValueError, match="focus must be one of"):
+        mi.plan_audit(s, batch="week-1", run_id=run_id, focus="eta")
     with pytest.raises(ValueError, match="has no audit plan"):
         mi.log_audit_labels([1, 0], batch="week-1", run_id=run_id)
     assert _artifacts(client, run_id) == before
@@ -364,10 +403,14 @@ def test_silently_wrong_label_free_estimate_is_set_right_by_300_labels():
         # the report decides over the audited η (issue 37's verdict over a range): its range
         # holds the truth and its decision costs, on the batch's true labels, within 1.2x the
         # best threshold's there (computed here from the labels, trivial decisions included)
-        v = mi.build_report(
+        rep = mi.build_report(
             [RunData("model", counts, production={"w": sc}, audits={"w": a})],
             costs={"fp": 1, "fn": 100}, n_bootstrap=0, progress=False,
-        ).verdict[0]  # fmt: skip
+        )  # fmt: skip
+        v = rep.verdict[0]
+        # the label-free row no longer asks for labels: they are in (the audit table shows them)
+        row = rep.context["deployment"]["rows"][0]
+        assert row["audit_hint"] == f"audited with {a.n_labels} labels (below)"
         assert v.source == "estimated" and (v.prevalence_low, v.prevalence_high) == (
             a.prevalence.low, a.prevalence.high,
         )  # fmt: skip

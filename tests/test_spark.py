@@ -469,9 +469,12 @@ def test_spark_plan_round_trip(spark, tracking_uri):
     dup = df.union(df.limit(1))
     with pytest.raises(ValueError, match="non-null, unique key"):
         plan_audit_spark(dup, "score", "case_id", batch="b1", run_id=run.info.run_id)
+    with pytest.raises(ValueError, match="focus must be one of"):
+        plan_audit_spark(df, "score", "case_id", batch="b1", run_id=run.info.run_id, focus="eta")
     plan = plan_audit_spark(df, "score", "case_id", 200, batch="b1", run_id=run.info.run_id,
-                            threshold=1.5, seed=4)  # fmt: skip
+                            threshold=1.5, seed=4, focus="precision")  # fmt: skip
     assert plan.sampling == "bernoulli" and 120 < plan.budget < 280
+    assert plan.design.focus == "precision"
     assert len(set(plan.indices.tolist())) == plan.budget
     assert np.array_equal(np.bincount(plan.strata, minlength=plan.design.n_strata),
                           plan.design.allocation)  # fmt: skip

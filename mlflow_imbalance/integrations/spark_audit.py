@@ -64,6 +64,7 @@ def plan_audit_spark(
     name: str = "test",
     threshold: float | None = None,
     seed: int | None = 0,
+    focus: str = "balanced",
     tracking_uri: str | None = None,
 ) -> AuditPlan:
     """Plan an audit of a logged production batch held in a Spark DataFrame.
@@ -81,6 +82,7 @@ def plan_audit_spark(
         threshold: the decision threshold (None: as
             :func:`~mlflow_imbalance.tracking.audit.plan_audit`).
         seed: the seed of Spark's ``rand`` (None: fresh entropy, recorded in the plan).
+        focus: what the plan is for (as :func:`~mlflow_imbalance.tracking.audit.plan_audit`).
         tracking_uri: tracking store; None = MLflow's current one.
 
     Returns:
@@ -107,7 +109,7 @@ def plan_audit_spark(
             f"id_col={id_col!r} must be a non-null, unique key: {sc.n - row['ids']:,} nulls and "
             f"{row['ids'] - row['distinct']:,} duplicates among {sc.n:,} rows"
         )
-    ctx = _prepare(sc, budget, batch, run_id, name, threshold, tracking_uri)
+    ctx = _prepare(sc, budget, batch, run_id, name, threshold, tracking_uri, focus)
     design: AuditDesign = ctx["design"]
     score = F.col(f"`{score_col}`").cast("double")
     pi = [float(v) for v in design.inclusion_probability]
@@ -134,6 +136,7 @@ def plan_audit_spark(
         prior_rate=design.prior_rate,
         prevalence_guess=design.prevalence_guess,
         budget=int(realised.sum()),
+        focus=design.focus,
     )
     logger.info("Spark audit plan: %d cases drawn for a budget of %d", realised.sum(), budget)
     return _store_plan(ctx, sample_design, ids, strata, seed_v, "bernoulli")

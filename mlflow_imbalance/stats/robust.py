@@ -563,9 +563,9 @@ def labels_to_settle(
 
     per = per_cases(eta)  # the unit of the report's and the card's costs at this η
     text = (
-        f"about {n:,} labels drawn by plan_audit would pin η to ±{lo_h:.2g}, where the "
-        f"decision loses at most {fmt_number(tolerance * per)} per {per:,} cases (precision "
-        f"±{hw:.2g} at threshold {threshold:.4g})"
+        f"about {n:,} labels drawn by plan_audit(threshold={threshold:.6g}) would pin η to "
+        f"±{lo_h:.2g}, where the decision loses at most {fmt_number(tolerance * per)} per "
+        f"{per:,} cases (precision ±{hw:.2g} at that threshold)"
     )
     if n >= MANY_LABELS:
         text += "; many, because at low prevalence the labels grow like η / (half-width)²"

@@ -262,7 +262,12 @@ def header_rows(
                 "p": getattr(r, "prior_shift_p", None),
                 "text": getattr(r, "text", ""),
                 "audit_labels": _labels_of(getattr(r, "audit", None)),
-                "audit_hint": _hint_of(getattr(r, "audit", None), fint),
+                # once audited, the labels are in: the audit table below says what they show
+                "audit_hint": (
+                    f"audited with {fint(e.audit.n_labels)} labels (below)"
+                    if e.audit is not None
+                    else _hint_of(getattr(r, "audit", None), fint)
+                ),
                 "chosen": e is dep.chosen,
                 "low": float(r.low),
                 "high": float(r.high),

@@ -327,9 +327,9 @@ def _with_audit_budget(
         return out
     per = out.per
     text = (
-        f"About {got.labels:,} labels drawn by plan_audit would pin η to ±{got.half_width:.2g}, "
-        f"where the decision loses at most {_num(tol * per)} per {per:,} cases (precision "
-        f"±{got.precision_half_width:.2g} at its threshold)"
+        f"About {got.labels:,} labels drawn by plan_audit(threshold={thr:.6g}) would pin η to "
+        f"±{got.half_width:.2g}, where the decision loses at most {_num(tol * per)} per "
+        f"{per:,} cases (precision ±{got.precision_half_width:.2g} at that threshold)"
     )
     return replace(out, audit_labels=got.labels, audit_text=text)
 
