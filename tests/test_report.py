@@ -1482,6 +1482,32 @@ def _two_bin_regret(eta_lo, eta_hi, c_fn):
     return min(worst, key=lambda w: w[0])[::-1]
 
 
+def test_range_verdict_names_the_threshold_its_audit_labels_are_for():
+    """Issue 39's budget in the verdict: where the label-free range can lose more than the
+    tolerance, the verdict says how many labels would settle it AND at which threshold to plan
+    them (plan_audit's default is the run's at its logged prevalence, not the verdict's), in its
+    text and in the box, and the count is the one stats.robust.labels_to_settle gives there."""
+    from mlflow_imbalance.stats.robust import AUDIT_TOLERANCE_SHARE, labels_to_settle
+
+    a, b = two_bin(900, 1000), two_bin(500, 100)
+    near = _two_bin_production(2.2e-4, 200_000, seed=1)
+    rep = build_report({"A": a, "B": b}, production={"A": {"w": near}},
+                       costs={"fp": 1, "fn": 10}, n_bootstrap=0, progress=False)  # fmt: skip
+    v = rep.verdict[0]
+    assert v.decision == "run" and v.regret > AUDIT_TOLERANCE_SHARE * v.value
+    assert v.audit_threshold == v.threshold
+    from mlflow_imbalance.core.production import ScoreCounts
+
+    want = labels_to_settle(
+        {"A": a, "B": b}, "A", ScoreCounts.from_scores(near), v.threshold, v.prevalence,
+        AUDIT_TOLERANCE_SHARE * v.value, 1.0, 10.0,
+    )  # fmt: skip
+    assert v.audit_labels == want.labels and want.labels is not None
+    call = f"plan_audit(threshold={v.threshold:.6g})"
+    assert call in v.audit_text and call in v.text
+    assert f"labels (<code>{call}</code>) would settle it" in rep.html
+
+
 def test_the_verdict_is_decided_over_the_prevalence_estimated_from_production():
     """Issues 33 and 37 (report part): with production batches the verdict is decided over the
     latest batch's estimated η (its interval: one judged run estimated it, no sign of drift),

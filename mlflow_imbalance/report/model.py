@@ -182,7 +182,9 @@ class Verdict:
         audit_labels: for a verdict over a batch's label-free range that can lose more than
             the tolerance (10 % of the decision's cost at the estimate) or that drifted: the
             labels drawn by ``plan_audit`` that would pin η down enough (None otherwise), with
-            ``audit_text`` saying so in one sentence.
+            ``audit_text`` saying so in one sentence and ``audit_threshold`` the threshold to
+            plan them at (the decision's; ``plan_audit`` defaults to the run's at its logged
+            prevalence).
     """
 
     prevalence: float
@@ -234,6 +236,7 @@ class Verdict:
     drift: str = ""
     audit_labels: int | None = None
     audit_text: str = ""
+    audit_threshold: float | None = None
 
     def __post_init__(self) -> None:
         if self.decision not in DECISIONS:

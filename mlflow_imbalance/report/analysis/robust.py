@@ -331,7 +331,7 @@ def _with_audit_budget(
         f"±{got.half_width:.2g}, where the decision loses at most {_num(tol * per)} per "
         f"{per:,} cases (precision ±{got.precision_half_width:.2g} at that threshold)"
     )
-    return replace(out, audit_labels=got.labels, audit_text=text)
+    return replace(out, audit_labels=got.labels, audit_text=text, audit_threshold=float(thr))
 
 
 def _num(x: float) -> str:

@@ -179,6 +179,8 @@ def _decision_view(v: Any, fmt: Any, feta: Any, fint: Any, fci: Any) -> dict[str
         "drift": v.drift,
         "audit_text": v.audit_text,
         "audit_labels": None if v.audit_labels is None else fint(v.audit_labels),
+        # the threshold to pass: plan_audit's default is the run's at its logged prevalence
+        "audit_threshold": None if v.audit_threshold is None else f"{v.audit_threshold:.6g}",
         "why": v.test if v.decision in ("nothing", "everything") else "",
         "not_judged": list(v.not_judged),
         "batch": v.batch,
