@@ -49,7 +49,8 @@ POINTS_PER_INCH = 72
 
 
 def _normal(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).split())
+    # a line break after a hyphen ("half-\nwidth") comes out of the PDF as "half- width"
+    return re.sub(r"-\s+", "-", " ".join(unicodedata.normalize("NFKC", text).split()))
 
 
 def _pdf_text(path: Path) -> tuple[str, list]:

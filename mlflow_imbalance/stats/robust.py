@@ -31,9 +31,10 @@ are consistent with one η (a batch is one population whichever model scored it)
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,8 @@ from scipy import stats as _sps
 
 from mlflow_imbalance.core.counts import RocCounts
 from mlflow_imbalance.core.validation import check_cost, check_prevalence
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "DecisionOption",
@@ -561,7 +564,7 @@ def labels_to_settle(
     from mlflow_imbalance._numbers import fmt_number
     from mlflow_imbalance.stats.decision import per_cases
 
-    per = per_cases(eta)  # the unit of the report's and the card's costs at this η
+    per = per_cases(prevalence)  # the unit of the report's and the card's costs at this η
     text = (
         f"about {n:,} labels drawn by plan_audit(threshold={threshold:.6g}) would pin η to "
         f"±{lo_h:.2g}, where the decision loses at most {fmt_number(tolerance * per)} per "
@@ -627,9 +630,6 @@ def with_audit_advice(estimate: Any, counts: RocCounts, production: Any, costs: 
     else the estimate itself. ``log_production_scores`` applies it at the run's logged costs and
     the report at its own, so equal costs give equal sentences.
     """
-    import dataclasses
-    import logging
-
     from mlflow_imbalance.core.validation import check_costs
 
     pair = check_costs(costs)
@@ -645,9 +645,9 @@ def with_audit_advice(estimate: Any, counts: RocCounts, production: Any, costs: 
             pair[1], check_passed=estimate.check_passed, confidence=estimate.confidence,
         )  # fmt: skip
     except Exception:  # advice only: the estimate stands without it
-        logging.getLogger(__name__).warning("no audit advice for this estimate", exc_info=True)
+        logger.warning("no audit advice for this estimate", exc_info=True)
         return estimate
     if advice is None or advice.labels is None:
         return estimate
     text = f"{estimate.text}. {advice.text[0].upper()}{advice.text[1:]}"
-    return dataclasses.replace(estimate, audit=advice, text=text)
+    return replace(estimate, audit=advice, text=text)

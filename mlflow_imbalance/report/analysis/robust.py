@@ -325,19 +325,9 @@ def _with_audit_budget(
         return out
     if got.labels is None:
         return out
-    per = out.per
-    text = (
-        f"About {got.labels:,} labels drawn by plan_audit(threshold={thr:.6g}) would pin η to "
-        f"±{got.half_width:.2g}, where the decision loses at most {_num(tol * per)} per "
-        f"{per:,} cases (precision ±{got.precision_half_width:.2g} at that threshold)"
-    )
+    # labels_to_settle's own sentence (as the estimate's and the check's), in the verdict's unit
+    text = got.text[0].upper() + got.text[1:]
     return replace(out, audit_labels=got.labels, audit_text=text, audit_threshold=float(thr))
-
-
-def _num(x: float) -> str:
-    from mlflow_imbalance._numbers import fmt_number
-
-    return fmt_number(x)
 
 
 def _run_id(v: Verdict, run: str | None) -> str | None:
